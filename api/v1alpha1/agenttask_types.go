@@ -1,0 +1,331 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AgentTaskSpec is an autonomous multi-step task for an agent to run in a
+// BrowserSession: the agent config and execute options of the /v1 API's
+// agentExecute, with secrets referenced, never inline. It is immutable.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+type AgentTaskSpec struct {
+	// sessionRef names the BrowserSession, in the same namespace, that the
+	// agent drives.
+	// +required
+	SessionRef SessionReference `json:"sessionRef"`
+
+	// agentConfig selects the agent's models, prompt and mode.
+	// +optional
+	AgentConfig AgentConfig `json:"agentConfig,omitempty"`
+
+	// executeOptions say what the agent is to do and within which bounds.
+	// +required
+	ExecuteOptions ExecuteOptions `json:"executeOptions"`
+
+	// frameId is the frame the agent works in; the main frame when omitted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	FrameID string `json:"frameId,omitempty"`
+
+	// shouldCache captures a cache entry of the run, returned with its result.
+	// +optional
+	ShouldCache *bool `json:"shouldCache,omitempty"`
+}
+
+// SessionReference names a BrowserSession in the same namespace.
+type SessionReference struct {
+	// name is the BrowserSession's name (its session id).
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// AgentMode is how the agent perceives and acts on the page.
+// +kubebuilder:validation:Enum=dom;hybrid;cua
+type AgentMode string
+
+const (
+	// AgentModeDOM works from the page snapshot.
+	AgentModeDOM AgentMode = "dom"
+	// AgentModeHybrid works from the snapshot and screenshots.
+	AgentModeHybrid AgentMode = "hybrid"
+	// AgentModeCUA is a computer-use agent working from screenshots.
+	AgentModeCUA AgentMode = "cua"
+)
+
+// AgentConfig selects the agent's models, prompt and mode.
+type AgentConfig struct {
+	// provider overrides the provider taken from the model's name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Provider string `json:"provider,omitempty"`
+
+	// model is the agent's model; the session's model when omitted.
+	// +optional
+	Model *ModelSpec `json:"model,omitempty"`
+
+	// executionModel runs the agent's individual tool calls; model when
+	// omitted.
+	// +optional
+	ExecutionModel *ModelSpec `json:"executionModel,omitempty"`
+
+	// systemPrompt is extra system instructions for the agent.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32768
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+
+	// mode is `dom` (default), `hybrid` or `cua`. The /v1 API's `cua: true`
+	// maps to mode cua.
+	// +optional
+	// +kubebuilder:default=dom
+	Mode AgentMode `json:"mode,omitempty"`
+}
+
+// ExecuteOptions say what an agent is to do and within which bounds.
+type ExecuteOptions struct {
+	// instruction is the task, in natural language.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=65536
+	Instruction string `json:"instruction"`
+
+	// maxSteps bounds the number of agent steps.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxSteps *int32 `json:"maxSteps,omitempty"`
+
+	// highlightCursor shows the agent's cursor on the page.
+	// +optional
+	HighlightCursor *bool `json:"highlightCursor,omitempty"`
+
+	// useSearch lets the agent use web search.
+	// +optional
+	UseSearch *bool `json:"useSearch,omitempty"`
+
+	// toolTimeout bounds each tool call, in milliseconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600000
+	ToolTimeout *int32 `json:"toolTimeout,omitempty"`
+
+	// variables are values the agent may type by name without seeing them.
+	// They are not secret; put secret values in variablesSecretRef.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Variables map[string]string `json:"variables,omitempty"`
+
+	// variablesSecretRef names a Secret whose every key is a variable name and
+	// whose value is that variable's value.
+	// +optional
+	VariablesSecretRef *SecretReference `json:"variablesSecretRef,omitempty"`
+}
+
+// AgentTaskPhase is a one-word summary of a task's conditions.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed;Cancelled
+type AgentTaskPhase string
+
+const (
+	// AgentTaskPending: the task waits for its session to be ready.
+	AgentTaskPending AgentTaskPhase = "Pending"
+	// AgentTaskRunning: the agent is running.
+	AgentTaskRunning AgentTaskPhase = "Running"
+	// AgentTaskSucceeded: the agent finished its task.
+	AgentTaskSucceeded AgentTaskPhase = "Succeeded"
+	// AgentTaskFailed: the agent or its session failed.
+	AgentTaskFailed AgentTaskPhase = "Failed"
+	// AgentTaskCancelled: the task was cancelled before it finished.
+	AgentTaskCancelled AgentTaskPhase = "Cancelled"
+)
+
+// Condition types of an AgentTask.
+const (
+	// AgentTaskConditionRunning is True while the agent runs.
+	AgentTaskConditionRunning = "Running"
+	// AgentTaskConditionSucceeded is True once the agent finished its task.
+	AgentTaskConditionSucceeded = "Succeeded"
+	// AgentTaskConditionFailed is True once the task failed.
+	AgentTaskConditionFailed = "Failed"
+	// AgentTaskConditionCancelled is True once the task was cancelled.
+	AgentTaskConditionCancelled = "Cancelled"
+)
+
+// Condition reasons of an AgentTask.
+const (
+	// AgentTaskReasonSessionNotFound: the referenced session does not exist.
+	AgentTaskReasonSessionNotFound = "SessionNotFound"
+	// AgentTaskReasonSessionFailed: the referenced session failed.
+	AgentTaskReasonSessionFailed = "SessionFailed"
+	// AgentTaskReasonSessionEnded: the referenced session ended.
+	AgentTaskReasonSessionEnded = "SessionEnded"
+	// AgentTaskReasonAgentUnavailable: this release cannot run agents.
+	AgentTaskReasonAgentUnavailable = "AgentUnavailable"
+)
+
+// AgentTaskStatus is the observed state of an AgentTask.
+type AgentTaskStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is a one-word summary of the conditions: Pending, Running,
+	// Succeeded, Failed or Cancelled.
+	// +optional
+	Phase AgentTaskPhase `json:"phase,omitempty"`
+
+	// conditions are the source of truth of the task's state: Running,
+	// Succeeded, Failed and Cancelled.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// steps is the number of agent steps taken so far.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Steps int32 `json:"steps,omitempty"`
+
+	// result is the agent's result once it finished.
+	// +optional
+	Result *AgentResult `json:"result,omitempty"`
+
+	// usage is the model usage of the run so far.
+	// +optional
+	Usage *Usage `json:"usage,omitempty"`
+
+	// startTime is when the agent started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the task finished, failed or was cancelled.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// message says, for people, why the task is in its phase.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+}
+
+// AgentResult is what an agent reports when it stops.
+type AgentResult struct {
+	// success is whether the agent reached its goal.
+	// +required
+	Success bool `json:"success"`
+
+	// completed is whether the agent considers the task complete.
+	// +optional
+	Completed bool `json:"completed,omitempty"`
+
+	// message is the agent's final message.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32768
+	Message string `json:"message,omitempty"`
+
+	// actions are the steps the agent took, oldest first.
+	// +optional
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=atomic
+	Actions []AgentAction `json:"actions,omitempty"`
+}
+
+// AgentAction is one step an agent took.
+type AgentAction struct {
+	// type is the kind of step, for example `act` or `goto`.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Type string `json:"type"`
+
+	// reasoning is the model's reason for the step.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	Reasoning string `json:"reasoning,omitempty"`
+
+	// taskCompleted is whether the agent considered the task complete after
+	// this step.
+	// +optional
+	TaskCompleted bool `json:"taskCompleted,omitempty"`
+
+	// action describes the step.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	Action string `json:"action,omitempty"`
+
+	// timeMs is how long the step took, in milliseconds.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	TimeMs int64 `json:"timeMs,omitempty"`
+
+	// pageText is text of the page the step read, truncated.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	PageText string `json:"pageText,omitempty"`
+
+	// pageUrl is the page's URL after the step.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	PageURL string `json:"pageUrl,omitempty"`
+
+	// instruction is the step's instruction.
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// AgentTask is an autonomous multi-step task that an agent runs in a
+// BrowserSession.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=at,categories=browserfleet
+// +kubebuilder:printcolumn:name="Session",type=string,JSONPath=`.spec.sessionRef.name`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Steps",type=integer,JSONPath=`.status.steps`
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AgentTask struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the task.
+	// +required
+	Spec AgentTaskSpec `json:"spec"`
+
+	// status is the observed state of the task.
+	// +optional
+	Status AgentTaskStatus `json:"status,omitempty"`
+}
+
+// AgentTaskList is a list of AgentTasks.
+// +kubebuilder:object:root=true
+type AgentTaskList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AgentTask `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AgentTask{}, &AgentTaskList{})
+}

@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package rpc is the contract between the runner pod and the components that
+// start and call it: the port and paths it serves, the header that carries its
+// token, and the environment through which the manager configures it.
+package rpc
+
+const (
+	// Port is the port the runner serves its RPC and CDP proxy on.
+	Port int32 = 8080
+	// PortName names Port in the runner pod.
+	PortName = "rpc"
+
+	// HealthPath answers 200 while the runner and its browser serve calls.
+	// It is the pod's readiness probe and needs no token.
+	HealthPath = "/healthz"
+	// CDPPath is the runner's WebSocket proxy to the browser's DevTools
+	// endpoint.
+	CDPPath = "/cdp"
+
+	// TokenSecretKey is the key of the session's token Secret that holds the
+	// runner token.
+	TokenSecretKey = "token"
+)
+
+// Environment of the runner container, set by the manager.
+const (
+	// EnvToken is the runner token every call must present.
+	EnvToken = "BROWSERFLEET_RUNNER_TOKEN"
+	// EnvSession is the session's spec (a BrowserSessionSpec) as JSON. It
+	// holds secret references, never secret values.
+	EnvSession = "BROWSERFLEET_SESSION"
+	// EnvSessionName is the BrowserSession's name, the session id.
+	EnvSessionName = "BROWSERFLEET_SESSION_NAME"
+	// EnvNamespace is the BrowserSession's namespace.
+	EnvNamespace = "BROWSERFLEET_NAMESPACE"
+	// EnvPodIP is the pod's IP, the address the runner listens on.
+	EnvPodIP = "BROWSERFLEET_POD_IP"
+
+	// EnvModelAPIKey holds the value of spec.model.apiKeySecretRef.
+	EnvModelAPIKey = "BROWSERFLEET_MODEL_API_KEY"
+	// EnvModelCredentials holds the value of spec.model.auth.credentialsSecretRef.
+	EnvModelCredentials = "BROWSERFLEET_MODEL_CREDENTIALS"
+	// EnvModelHeaderPrefix prefixes each key of spec.model.headersSecretRef.
+	EnvModelHeaderPrefix = "BROWSERFLEET_MODEL_HEADER_"
+	// EnvLaunchProxyPassword holds the value of
+	// spec.browser.launchOptions.proxy.passwordSecretRef.
+	EnvLaunchProxyPassword = "BROWSERFLEET_LAUNCH_PROXY_PASSWORD"
+	// EnvCloudProxyPasswordFormat, formatted with the entry's index, holds
+	// the value of spec.cloudSessionCreateParams.proxies[i].passwordSecretRef.
+	EnvCloudProxyPasswordFormat = "BROWSERFLEET_PROXY_%d_PASSWORD"
+)

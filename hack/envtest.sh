@@ -13,9 +13,9 @@ mkdir -p "$assets"
 
 # The versions are pinned in the modules' go.mod files; refuse to build
 # anything else than what the Makefile asks for.
-grep -q "k8s.io/kubernetes v$k8s_version\$" "$root/hack/envtest/kube/go.mod" ||
+grep -qE "k8s.io/kubernetes v${k8s_version//./\\.}( |$)" "$root/hack/envtest/kube/go.mod" ||
   { echo "hack/envtest/kube/go.mod does not pin k8s.io/kubernetes v$k8s_version" >&2; exit 1; }
-grep -q "go.etcd.io/etcd/server/v3 v$etcd_version\$" "$root/hack/envtest/etcd/go.mod" ||
+grep -qE "go.etcd.io/etcd/server/v3 v${etcd_version//./\\.}( |$)" "$root/hack/envtest/etcd/go.mod" ||
   { echo "hack/envtest/etcd/go.mod does not pin etcd v$etcd_version" >&2; exit 1; }
 
 
@@ -27,8 +27,11 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$now"
 done
 
-if "$assets/kube-apiserver" --version 2>/dev/null | grep -qxF "Kubernetes v$k8s_version" &&
-   "$assets/kubectl" version --client 2>/dev/null | grep -qF "Client Version: v$k8s_version"; then
+# Each binary's own report of its version; empty when it is missing.
+version_of() { "$@" 2>/dev/null || true; }
+
+if [[ "$(version_of "$assets/kube-apiserver" --version)" == "Kubernetes v$k8s_version" &&
+      "$(version_of "$assets/kubectl" version --client)" == *"Client Version: v$k8s_version"* ]]; then
   echo "envtest: kube-apiserver and kubectl v$k8s_version present in $assets"
 else
   echo "envtest: building kube-apiserver and kubectl v$k8s_version from source (a few minutes)"
@@ -37,7 +40,7 @@ else
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl)
 fi
 
-if "$assets/etcd" --version 2>/dev/null | grep -qxF "etcd Version: $etcd_version"; then
+if [[ "$(version_of "$assets/etcd" --version)" == "etcd Version: $etcd_version"* ]]; then
   echo "envtest: etcd v$etcd_version present in $assets"
 else
   echo "envtest: building etcd v$etcd_version from source"

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package v1alpha1
 
 import (
@@ -576,6 +577,9 @@ const (
 const (
 	// BrowserSessionReasonPodPending: the runner pod is not running yet.
 	BrowserSessionReasonPodPending = "PodPending"
+	// BrowserSessionReasonPodCreateFailed: the runner pod could not be
+	// created; the manager keeps trying.
+	BrowserSessionReasonPodCreateFailed = "PodCreateFailed"
 	// BrowserSessionReasonRunnerNotReady: the runner container runs but is not ready.
 	BrowserSessionReasonRunnerNotReady = "RunnerNotReady"
 	// BrowserSessionReasonRunnerReady: the runner is ready.
@@ -668,6 +672,7 @@ type BrowserSessionStatus struct {
 // +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.expiresAt`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name must be at most 63 characters: it labels the session's runner pod"
 type BrowserSession struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package rpc is the contract between the runner pod and the components that
 // start and call it: the port and paths it serves, the header that carries its
 // token, and the environment through which the manager configures it.

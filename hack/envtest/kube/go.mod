@@ -5,7 +5,7 @@ module github.com/browserfleet/browserfleet/hack/envtest/kube
 
 go 1.26.0
 
-require k8s.io/kubernetes v1.37.1
+require k8s.io/kubernetes v1.37.1 // indirect
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -198,4 +198,9 @@ replace (
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.37.1
 	k8s.io/sample-controller => k8s.io/sample-controller v0.37.1
 	k8s.io/streaming => k8s.io/streaming v0.37.1
+)
+
+tool (
+	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kubectl
 )

@@ -1,0 +1,389 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+)
+
+// StopBrowserFinalizer keeps a BrowserSession until its browser has stopped
+// and its runner pod is gone.
+const StopBrowserFinalizer = "browserfleet.io/stop-browser"
+
+// SessionConfig holds the manager's session defaults.
+type SessionConfig struct {
+	// DefaultTimeout is a session's lifetime when its spec gives none.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps every session's lifetime.
+	MaxTimeout time.Duration
+	// DefaultTTLAfterEnded is how long an Ended or Failed session is kept
+	// when its spec does not say.
+	DefaultTTLAfterEnded time.Duration
+}
+
+// DefaultSessionConfig is the session configuration the manager's flags
+// default to.
+func DefaultSessionConfig() SessionConfig {
+	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour}
+}
+
+// AddFlags binds the session configuration to command-line flags.
+func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.DefaultTimeout, "session-default-timeout", c.DefaultTimeout, "lifetime of a session whose spec sets no timeout")
+	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
+	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
+}
+
+// BrowserSessionReconciler runs each BrowserSession as one runner pod and
+// follows that pod through the session's life.
+type BrowserSessionReconciler struct {
+	Client client.Client
+	// APIReader reads past the cache, to tell a pod that is gone from one
+	// the cache has not seen yet.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  events.EventRecorder
+	Runner    RunnerConfig
+	Sessions  SessionConfig
+	Clock     clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
+// Reconcile brings one BrowserSession's runner in line with its spec.
+func (r *BrowserSessionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	session := &v1alpha1.BrowserSession{}
+	if err := r.Client.Get(ctx, req.NamespacedName, session); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !session.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, session)
+	}
+	if controllerutil.AddFinalizer(session, StopBrowserFinalizer) {
+		// The update is an event of its own; the next pass goes on from here.
+		return ctrl.Result{}, r.Client.Update(ctx, session)
+	}
+	return r.reconcile(ctx, session)
+}
+
+func (r *BrowserSessionReconciler) reconcile(ctx context.Context, session *v1alpha1.BrowserSession) (ctrl.Result, error) {
+	orig := session.DeepCopy()
+	now := r.Clock.Now()
+	warnings := r.setExpiry(session)
+	stepErr := r.reconcileRunner(ctx, session, now)
+	if err := r.writeStatus(ctx, orig, session); err != nil {
+		return ctrl.Result{}, errors.Join(stepErr, err)
+	}
+	r.recordEvents(ctx, orig, session, warnings)
+	if stepErr != nil {
+		return ctrl.Result{}, stepErr
+	}
+	return r.schedule(ctx, session, now)
+}
+
+// setExpiry fixes the session's expiry once, from its creation time and
+// timeout. It returns warnings for people.
+func (r *BrowserSessionReconciler) setExpiry(s *v1alpha1.BrowserSession) []string {
+	if s.Status.ExpiresAt != nil {
+		return nil
+	}
+	timeout := r.Sessions.DefaultTimeout
+	if c := s.Spec.CloudSessionCreateParams; c != nil && c.Timeout != nil {
+		timeout = time.Duration(*c.Timeout) * time.Second
+	}
+	var warnings []string
+	if r.Sessions.MaxTimeout > 0 && timeout > r.Sessions.MaxTimeout {
+		warnings = append(warnings, fmt.Sprintf("timeout %s exceeds the maximum %s; the session ends after %s", timeout, r.Sessions.MaxTimeout, r.Sessions.MaxTimeout))
+		timeout = r.Sessions.MaxTimeout
+	}
+	s.Status.ExpiresAt = &metav1.Time{Time: s.CreationTimestamp.Add(timeout)}
+	return warnings
+}
+
+// reconcileRunner walks the session through its life: start the runner,
+// follow its pod, and stop it when the session ends.
+func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) error {
+	if sessionOver(&s.Status) {
+		// A failed session keeps its pod, for its logs, until the session
+		// itself is deleted.
+		return nil
+	}
+	if reason, msg := endRequest(s, now); reason != "" {
+		if !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
+			markEnding(s, reason, msg)
+		}
+		return r.stopRunner(ctx, s, now)
+	}
+	if s.Status.PodName == "" {
+		if err := r.createTokenSecret(ctx, s); err != nil {
+			return err
+		}
+	}
+	pod, err := r.ensureRunnerPod(ctx, s)
+	if err != nil {
+		return err
+	}
+	if pod == nil {
+		markFailed(s, v1alpha1.BrowserSessionReasonPodDeleted,
+			fmt.Sprintf("runner pod %s disappeared while the session was running", RunnerPodName(s.Name)), now)
+		return nil
+	}
+	observePod(s, pod, now)
+	return nil
+}
+
+// endRequest says whether and why the session is to end.
+func endRequest(s *v1alpha1.BrowserSession, now time.Time) (reason, message string) {
+	switch {
+	case s.Spec.Ended:
+		return v1alpha1.BrowserSessionReasonEndRequested, "the session was ended"
+	case s.Status.ExpiresAt != nil && !now.Before(s.Status.ExpiresAt.Time):
+		return v1alpha1.BrowserSessionReasonTimedOut, fmt.Sprintf("the session timed out at %s", s.Status.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return "", ""
+}
+
+// stopRunner deletes the runner pod and marks the session Ended once the pod
+// is gone. Until then the pod's own events bring the next pass.
+func (r *BrowserSessionReconciler) stopRunner(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) error {
+	gone, err := r.deleteRunnerPod(ctx, s)
+	if err != nil {
+		return err
+	}
+	if gone {
+		markEnded(s, now)
+	}
+	return nil
+}
+
+func (r *BrowserSessionReconciler) createTokenSecret(ctx context.Context, s *v1alpha1.BrowserSession) error {
+	token, err := newRunnerToken()
+	if err != nil {
+		return err
+	}
+	secret := constructTokenSecret(s, token)
+	if err := controllerutil.SetControllerReference(s, secret, r.Scheme); err != nil {
+		return fmt.Errorf("owning token secret: %w", err)
+	}
+	if err := r.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating token secret %s: %w", secret.Name, err)
+	}
+	return nil
+}
+
+// ensureRunnerPod returns the session's runner pod, creating it the first
+// time. It returns nil when a pod the session had is gone.
+func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (*corev1.Pod, error) {
+	key := types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) && s.Status.PodName != "" {
+		// The cache may not have seen a pod created a moment ago.
+		err = r.APIReader.Get(ctx, key, pod)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+	}
+	if err == nil {
+		if !metav1.IsControlledBy(pod, s) {
+			return nil, fmt.Errorf("pod %s exists and does not belong to this session", key.Name)
+		}
+		return pod, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("getting runner pod: %w", err)
+	}
+
+	pod, err = constructRunnerPod(s, r.Runner)
+	if err != nil {
+		return nil, err
+	}
+	if err := controllerutil.SetControllerReference(s, pod, r.Scheme); err != nil {
+		return nil, fmt.Errorf("owning runner pod: %w", err)
+	}
+	if err := r.Client.Create(ctx, pod); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			msg := fmt.Sprintf("creating runner pod %s: %v", key.Name, err)
+			setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonPodCreateFailed, msg)
+			s.Status.Message = msg
+			return nil, fmt.Errorf("creating runner pod %s: %w", key.Name, err)
+		}
+		if err := r.APIReader.Get(ctx, key, pod); err != nil {
+			return nil, fmt.Errorf("getting runner pod: %w", err)
+		}
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("created runner pod", "pod", key.Name)
+	s.Status.PodName = pod.Name
+	return pod, nil
+}
+
+// deleteRunnerPod deletes the session's runner pod and reports whether it is
+// gone.
+func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (bool, error) {
+	key := types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, pod)
+	}
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("getting runner pod: %w", err)
+	}
+	if !metav1.IsControlledBy(pod, s) {
+		return true, nil
+	}
+	if pod.DeletionTimestamp == nil {
+		err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("deleting runner pod: %w", err)
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("deleted runner pod", "pod", key.Name)
+	}
+	return false, nil
+}
+
+// schedule deletes a session whose TTL ran out, and asks to be called again
+// at the session's next deadline.
+func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (ctrl.Result, error) {
+	if sessionOver(&s.Status) {
+		ttl := r.Sessions.DefaultTTLAfterEnded
+		if s.Spec.TTLSecondsAfterEnded != nil {
+			ttl = time.Duration(*s.Spec.TTLSecondsAfterEnded) * time.Second
+		}
+		deadline := s.Status.EndedAt.Add(ttl)
+		if now.Before(deadline) {
+			return ctrl.Result{RequeueAfter: deadline.Sub(now)}, nil
+		}
+		ctrl.LoggerFrom(ctx).Info("deleting session after its ttl", "ttl", ttl)
+		err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if s.Status.ExpiresAt != nil && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
+		return ctrl.Result{RequeueAfter: s.Status.ExpiresAt.Sub(now)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileDelete stops the browser before the session goes.
+func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alpha1.BrowserSession) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(s, StopBrowserFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	orig := s.DeepCopy()
+	now := r.Clock.Now()
+	over := sessionOver(&s.Status)
+	if !over && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
+		markEnding(s, v1alpha1.BrowserSessionReasonDeleted, "the session is being deleted")
+	}
+	gone, err := r.deleteRunnerPod(ctx, s)
+	if gone && !over {
+		markEnded(s, now)
+	}
+	if werr := r.writeStatus(ctx, orig, s); werr != nil && !apierrors.IsNotFound(werr) {
+		return ctrl.Result{}, errors.Join(err, werr)
+	}
+	r.recordEvents(ctx, orig, s, nil)
+	if err != nil || !gone {
+		return ctrl.Result{}, err
+	}
+	controllerutil.RemoveFinalizer(s, StopBrowserFinalizer)
+	if err := r.Client.Update(ctx, s); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// writeStatus patches the status when the pass changed it.
+func (r *BrowserSessionReconciler) writeStatus(ctx context.Context, orig, s *v1alpha1.BrowserSession) error {
+	s.Status.ObservedGeneration = s.Generation
+	s.Status.Phase = sessionPhase(&s.Status)
+	if equality.Semantic.DeepEqual(orig.Status, s.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, s, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+// recordEvents records the pass's transition and warnings. It runs only after
+// the status that shows them was written.
+func (r *BrowserSessionReconciler) recordEvents(ctx context.Context, orig, s *v1alpha1.BrowserSession, warnings []string) {
+	for _, w := range warnings {
+		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "TimeoutCapped", "SetExpiry", "%s", w)
+	}
+	from, to := orig.Status.Phase, s.Status.Phase
+	if from == to {
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("session phase changed", "from", from, "to", to, "message", s.Status.Message)
+	eventType := corev1.EventTypeNormal
+	if to == v1alpha1.BrowserSessionFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(s, nil, eventType, string(to), phaseAction[to], "%s", s.Status.Message)
+}
+
+// phaseAction names what the manager did to bring a session into a phase.
+var phaseAction = map[v1alpha1.BrowserSessionPhase]string{
+	v1alpha1.BrowserSessionPending:  "Accept",
+	v1alpha1.BrowserSessionStarting: "StartRunner",
+	v1alpha1.BrowserSessionReady:    "StartRunner",
+	v1alpha1.BrowserSessionEnding:   "StopBrowser",
+	v1alpha1.BrowserSessionEnded:    "StopBrowser",
+	v1alpha1.BrowserSessionFailed:   "WatchRunner",
+}
+
+// SetupWithManager registers the reconciler with a manager.
+func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.BrowserSession{}).
+		Owns(&corev1.Pod{}).
+		Named("browsersession").
+		Complete(r)
+}

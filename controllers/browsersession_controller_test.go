@@ -1,0 +1,395 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/test/framework"
+	. "github.com/browserfleet/browserfleet/test/matchers"
+	"github.com/browserfleet/browserfleet/test/wrappers"
+)
+
+// session returns a function that reads the session, for Eventually.
+func session(ctx context.Context, key types.NamespacedName) func(Gomega) *v1alpha1.BrowserSession {
+	return func(g Gomega) *v1alpha1.BrowserSession {
+		s := &v1alpha1.BrowserSession{}
+		g.Expect(k8sClient.Get(ctx, key, s)).To(Succeed())
+		return s
+	}
+}
+
+func phase(ctx context.Context, key types.NamespacedName) func(Gomega) v1alpha1.BrowserSessionPhase {
+	return func(g Gomega) v1alpha1.BrowserSessionPhase { return session(ctx, key)(g).Status.Phase }
+}
+
+func conditions(ctx context.Context, key types.NamespacedName) func(Gomega) []metav1.Condition {
+	return func(g Gomega) []metav1.Condition { return session(ctx, key)(g).Status.Conditions }
+}
+
+func podKey(key types.NamespacedName) types.NamespacedName {
+	return types.NamespacedName{Namespace: key.Namespace, Name: controllers.RunnerPodName(key.Name)}
+}
+
+// eventReasons lists the reasons of the events recorded about an object, oldest first.
+func eventReasons(ctx context.Context, ns, name string) func(Gomega) []string {
+	return func(g Gomega) []string {
+		var list eventsv1.EventList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+		var reasons []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == name {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		return reasons
+	}
+}
+
+// startSession creates a session and plays the kubelet until it is Ready.
+func startSession(ctx context.Context, s *v1alpha1.BrowserSession) types.NamespacedName {
+	Expect(k8sClient.Create(ctx, s)).To(Succeed())
+	key := client.ObjectKeyFromObject(s)
+	Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+	Expect(kubelet.Run(ctx, podKey(key), true)).To(Succeed())
+	Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionReady))
+	return key
+}
+
+func podGone(ctx context.Context, key types.NamespacedName) func() bool {
+	return func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{}))
+	}
+}
+
+var _ = Describe("BrowserSession", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+	It("runs a hardened runner pod with a random token, owned by the session", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("hardened", ns).ModelAPIKey("model-keys", "openai").Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		s = session(ctx, key)(Default)
+		Expect(s.Finalizers).To(ContainElement(controllers.StopBrowserFinalizer))
+		Expect(s.Status.PodName).To(Equal("hardened-runner"))
+
+		By("owning the pod and the token secret")
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, podKey(key), pod)).To(Succeed())
+		Expect(metav1.IsControlledBy(pod, s)).To(BeTrue(), "the session controls its pod")
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName(s.Name)}, secret)).To(Succeed())
+		Expect(metav1.IsControlledBy(secret, s)).To(BeTrue(), "the session controls its token secret")
+		Expect(secret.Data[rpc.TokenSecretKey]).To(HaveLen(43), "256 random bits, base64url")
+		Expect(secret.Immutable).To(HaveValue(BeTrue()))
+
+		By("giving the pod no credentials and no privileges")
+		Expect(pod.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
+		Expect(pod.Spec.EnableServiceLinks).To(HaveValue(BeFalse()))
+		Expect(pod.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever))
+		Expect(pod.Spec.RuntimeClassName).To(HaveValue(Equal("gvisor")))
+		Expect(pod.Spec.SecurityContext.RunAsNonRoot).To(HaveValue(BeTrue()))
+		Expect(pod.Spec.SecurityContext.RunAsUser).To(HaveValue(BeNumerically(">", 0)))
+		Expect(pod.Spec.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+		Expect(pod.Spec.Containers).To(HaveLen(1))
+		c := pod.Spec.Containers[0]
+		Expect(c.SecurityContext.AllowPrivilegeEscalation).To(HaveValue(BeFalse()))
+		Expect(c.SecurityContext.Privileged).To(HaveValue(BeFalse()))
+		Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+		Expect(c.SecurityContext.Capabilities.Drop).To(ConsistOf(corev1.Capability("ALL")))
+		Expect(c.SecurityContext.Capabilities.Add).To(BeEmpty())
+
+		By("giving Chromium a memory-backed /dev/shm and a writable /tmp")
+		Expect(c.VolumeMounts).To(ContainElements(
+			corev1.VolumeMount{Name: "dshm", MountPath: "/dev/shm"},
+			corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"},
+		))
+		shm := pod.Spec.Volumes[0]
+		Expect(shm.Name).To(Equal("dshm"))
+		Expect(shm.EmptyDir.Medium).To(Equal(corev1.StorageMediumMemory))
+		Expect(shm.EmptyDir.SizeLimit.String()).To(Equal("1Gi"))
+
+		By("taking image, command, resources and probe from the manager's configuration")
+		Expect(c.Image).To(Equal("registry.test/browserfleet/runner:test"))
+		Expect(c.Command).To(Equal([]string{"/runner"}))
+		Expect(c.Args).To(Equal([]string{"--log-level=debug"}))
+		Expect(c.Resources.Requests.Cpu().Equal(resource.MustParse("250m"))).To(BeTrue())
+		Expect(c.Resources.Limits.Memory().Equal(resource.MustParse("2Gi"))).To(BeTrue())
+		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(rpc.HealthPath))
+		Expect(c.ReadinessProbe.HTTPGet.Port.StrVal).To(Equal(rpc.PortName))
+		Expect(c.Ports).To(ConsistOf(corev1.ContainerPort{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}))
+
+		By("handing the runner its token and the model key by reference, never by value")
+		env := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			env[e.Name] = e
+		}
+		Expect(env[rpc.EnvToken].Value).To(BeEmpty())
+		Expect(env[rpc.EnvToken].ValueFrom.SecretKeyRef.Name).To(Equal(secret.Name))
+		Expect(env[rpc.EnvModelAPIKey].ValueFrom.SecretKeyRef.Name).To(Equal("model-keys"))
+		Expect(env[rpc.EnvModelAPIKey].ValueFrom.SecretKeyRef.Key).To(Equal("openai"))
+		var spec v1alpha1.BrowserSessionSpec
+		Expect(json.Unmarshal([]byte(env[rpc.EnvSession].Value), &spec)).To(Succeed())
+		Expect(cmp.Diff(s.Spec, spec)).To(BeEmpty(), "the runner gets the session's spec")
+		Expect(env[rpc.EnvSession].Value).NotTo(ContainSubstring(string(secret.Data[rpc.TokenSecretKey])))
+	})
+
+	It("follows its pod from Pending through Starting to Ready", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("lifecycle", ns).Timeout(1800).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+
+		By("Starting, with the pod pending, once the pod exists")
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonPodPending))
+		s = session(ctx, key)(Default)
+		Expect(s.Status.ExpiresAt.Time).To(BeTemporally("~", s.CreationTimestamp.Add(30*time.Minute), time.Second))
+		Expect(s.Status.ObservedGeneration).To(Equal(s.Generation))
+
+		By("saying why the container waits")
+		Expect(kubelet.Wait(ctx, podKey(key), "CreateContainerConfigError", `secret "model-keys" not found`)).To(Succeed())
+		Eventually(func(g Gomega) string { return session(ctx, key)(g).Status.Message }).Should(
+			ContainSubstring(`waiting: CreateContainerConfigError: secret "model-keys" not found`))
+
+		By("still Starting while the runner runs but is not ready")
+		Expect(kubelet.Run(ctx, podKey(key), false)).To(Succeed())
+		Eventually(conditions(ctx, key)).Should(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonRunnerNotReady))
+		Expect(phase(ctx, key)(Default)).To(Equal(v1alpha1.BrowserSessionStarting))
+
+		By("Ready, with the runner's endpoint, once the pod is ready")
+		Expect(kubelet.Run(ctx, podKey(key), true)).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionReady))
+		s = session(ctx, key)(Default)
+		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonRunnerReady))
+		Expect(s.Status.Endpoint).To(Equal(fmt.Sprintf("http://%s:%d", framework.PodIP, rpc.Port)))
+		Expect(s.Status.CDPURL).To(Equal(fmt.Sprintf("ws://%s:%d%s", framework.PodIP, rpc.Port, rpc.CDPPath)))
+		Expect(s.Status.StartedAt).NotTo(BeNil())
+		Expect(s.Status.EndedAt).To(BeNil())
+
+		By("recording an event on each transition")
+		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElements("Starting", "Ready"))
+	})
+
+	DescribeTable("fails with the reason when its runner stops",
+		func(ctx SpecContext, stop func(context.Context, types.NamespacedName) error, reason, message string) {
+			key := startSession(ctx, wrappers.MakeBrowserSession("failing", ns).Obj())
+			Expect(stop(ctx, podKey(key))).To(Succeed())
+			Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionFailed))
+			s := session(ctx, key)(Default)
+			Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, reason))
+			Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSessionOver))
+			Expect(s.Status.Message).To(ContainSubstring(message))
+			Expect(s.Status.EndedAt).NotTo(BeNil())
+			Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElement("Failed"))
+
+			By("staying Failed: a failed session is never restarted")
+			Consistently(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionFailed))
+		},
+		Entry("the runner is killed", func(ctx context.Context, pod types.NamespacedName) error {
+			return kubelet.Exit(ctx, pod, 137, "OOMKilled", "")
+		}, v1alpha1.BrowserSessionReasonPodFailed, "container runner exited with code 137 (OOMKilled)"),
+		Entry("the node evicts the pod", func(ctx context.Context, pod types.NamespacedName) error {
+			return kubelet.Evict(ctx, pod, "The node was low on resource: memory.")
+		}, v1alpha1.BrowserSessionReasonPodFailed, "Evicted: The node was low on resource: memory."),
+		Entry("the runner exits cleanly before the session ends", func(ctx context.Context, pod types.NamespacedName) error {
+			return kubelet.Exit(ctx, pod, 0, "Completed", "")
+		}, v1alpha1.BrowserSessionReasonRunnerExited, "runner exited before the session ended"),
+		Entry("the pod is deleted", func(ctx context.Context, pod types.NamespacedName) error {
+			return k8sClient.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}})
+		}, v1alpha1.BrowserSessionReasonPodDeleted, "failing-runner"),
+	)
+
+	It("ends when asked: Ending while the browser stops, then Ended", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("ending", ns).Obj())
+		Expect(kubelet.Hold(ctx, podKey(key))).To(Succeed())
+
+		s := session(ctx, key)(Default)
+		s.Spec.Ended = true
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+
+		By("Ending, with the pod terminating")
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionEnding, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonEndRequested))
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, podKey(key), pod)).To(Succeed())
+		Expect(pod.DeletionTimestamp).NotTo(BeNil())
+
+		By("Ended once the pod is gone")
+		Expect(kubelet.Release(ctx, podKey(key))).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		s = session(ctx, key)(Default)
+		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionEnded, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonBrowserStopped))
+		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSessionOver))
+		Expect(s.Status.EndedAt).NotTo(BeNil())
+		Expect(s.Status.Endpoint).To(BeEmpty())
+		Expect(podGone(ctx, key)()).To(BeTrue())
+		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElements("Ending", "Ended"))
+
+		By("refusing to undo the end")
+		s.Spec.Ended = false
+		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.ended", "ended cannot be unset"))
+	})
+
+	It("ends a session that never became ready", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("never-ready", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		s = session(ctx, key)(Default)
+		s.Spec.Ended = true
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Expect(podGone(ctx, key)()).To(BeTrue())
+	})
+
+	It("ends at its timeout", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("timeout", ns).Timeout(3).Obj())
+		s := session(ctx, key)(Default)
+		Expect(s.Status.ExpiresAt.Time).To(BeTemporally("~", s.CreationTimestamp.Add(3*time.Second), time.Second))
+
+		Eventually(phase(ctx, key), 10*time.Second).Should(Equal(v1alpha1.BrowserSessionEnded))
+		s = session(ctx, key)(Default)
+		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionEnding, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonTimedOut))
+		Expect(s.Status.EndedAt.Time).To(BeTemporally(">=", s.Status.ExpiresAt.Time.Truncate(time.Second)))
+		Expect(podGone(ctx, key)()).To(BeTrue())
+	})
+
+	It("caps its timeout at the manager's maximum", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("capped", ns).Timeout(int32((3 * time.Hour).Seconds())).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(func(g Gomega) *metav1.Time { return session(ctx, key)(g).Status.ExpiresAt }).ShouldNot(BeNil())
+		s = session(ctx, key)(Default)
+		Expect(s.Status.ExpiresAt.Time).To(BeTemporally("~", s.CreationTimestamp.Add(maxTimeout), time.Second))
+		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElement("TimeoutCapped"))
+	})
+
+	It("uses the manager's default timeout when the spec has none", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("default-timeout", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(func(g Gomega) *metav1.Time { return session(ctx, key)(g).Status.ExpiresAt }).ShouldNot(BeNil())
+		s = session(ctx, key)(Default)
+		Expect(s.Status.ExpiresAt.Time).To(BeTemporally("~", s.CreationTimestamp.Add(defaultTimeout), time.Second))
+	})
+
+	It("is deleted once its TTL after ending runs out", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("ttl", ns).TTLAfterEnded(1).Obj())
+		s := session(ctx, key)(Default)
+		s.Spec.Ended = true
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &v1alpha1.BrowserSession{}))
+		}, 10*time.Second).Should(BeTrue())
+	})
+
+	It("is kept after ending until its TTL runs out", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("kept", ns).Obj())
+		s := session(ctx, key)(Default)
+		s.Spec.Ended = true
+		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Consistently(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+	})
+
+	It("deletes a failed session after its TTL too", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("failed-ttl", ns).TTLAfterEnded(1).Obj())
+		Expect(kubelet.Exit(ctx, podKey(key), 1, "Error", "")).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &v1alpha1.BrowserSession{}))
+		}, 10*time.Second).Should(BeTrue())
+	})
+
+	It("stops its browser before it goes when deleted", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("deleted", ns).Obj())
+		Expect(kubelet.Hold(ctx, podKey(key))).To(Succeed())
+		Expect(k8sClient.Delete(ctx, session(ctx, key)(Default))).To(Succeed())
+
+		By("staying, Ending, while its pod terminates")
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
+		s := session(ctx, key)(Default)
+		Expect(s.DeletionTimestamp).NotTo(BeNil())
+		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionEnding, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonDeleted))
+		Consistently(func() error { return k8sClient.Get(ctx, key, &v1alpha1.BrowserSession{}) }).Should(Succeed())
+
+		By("going once the pod is gone")
+		Expect(kubelet.Release(ctx, podKey(key))).To(Succeed())
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &v1alpha1.BrowserSession{}))
+		}).Should(BeTrue())
+		Expect(podGone(ctx, key)()).To(BeTrue())
+	})
+
+	It("hands every referenced secret to the runner by reference", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("secrets", ns).
+			ModelAPIKey("model-keys", "anthropic").
+			ModelHeadersSecret("model-headers").
+			Local(&v1alpha1.LaunchOptions{Proxy: &v1alpha1.LaunchProxy{
+				Server: "http://proxy:3128", Username: "u",
+				PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "proxy", Key: "password"},
+			}}).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		pod := &corev1.Pod{}
+		Eventually(func() error { return k8sClient.Get(ctx, podKey(client.ObjectKeyFromObject(s)), pod) }).Should(Succeed())
+		c := pod.Spec.Containers[0]
+		refs := map[string]string{}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				refs[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			}
+		}
+		Expect(refs).To(Equal(map[string]string{
+			rpc.EnvToken:               "secrets-runner-token/token",
+			rpc.EnvModelAPIKey:         "model-keys/anthropic",
+			rpc.EnvLaunchProxyPassword: "proxy/password",
+		}))
+		Expect(c.EnvFrom).To(ConsistOf(corev1.EnvFromSource{
+			Prefix:    rpc.EnvModelHeaderPrefix,
+			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "model-headers"}},
+		}))
+	})
+
+	It("refuses to change a running session's browser or model", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("immutable", ns).Obj())
+		s := session(ctx, key)(Default)
+		s.Spec.Model.Name = "openai/gpt-5"
+		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.model", "model is immutable"))
+		s = session(ctx, key)(Default)
+		s.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, LaunchOptions: &v1alpha1.LaunchOptions{Headless: ptr.To(false)}}
+		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.browser", "browser is immutable"))
+	})
+})

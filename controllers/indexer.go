@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+)
+
+// Field indexes the controllers look objects up by. They are all set up here,
+// once, for every controller of the manager.
+const (
+	// IndexAgentTaskSession indexes AgentTasks by the name of their session.
+	IndexAgentTaskSession = "spec.sessionRef.name"
+)
+
+// SetupIndexes registers the field indexes with the manager's cache.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	err := indexer.IndexField(ctx, &v1alpha1.AgentTask{}, IndexAgentTaskSession, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.AgentTask).Spec.SessionRef.Name}
+	})
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", IndexAgentTaskSession, err)
+	}
+	return nil
+}

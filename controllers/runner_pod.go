@@ -1,0 +1,332 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// Labels on every object the manager creates for a session.
+const (
+	// LabelManagedBy marks objects the manager owns; its cache only sees
+	// Pods and Secrets that carry it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedByValue is LabelManagedBy's value.
+	ManagedByValue = "browserfleet"
+	// LabelComponent says which part of browserfleet an object belongs to.
+	LabelComponent = "app.kubernetes.io/component"
+	// ComponentRunner is LabelComponent's value on runner pods and secrets.
+	ComponentRunner = "runner"
+	// LabelSession is the name of the session an object belongs to.
+	LabelSession = "browserfleet.io/session"
+)
+
+// RunnerConfig is how the manager builds runner pods. It comes from the
+// manager's flags (see AddFlags).
+type RunnerConfig struct {
+	// Image is the runner image.
+	Image string
+	// ImagePullPolicy is the runner image's pull policy.
+	ImagePullPolicy corev1.PullPolicy
+	// Command and Args replace the image's entrypoint and arguments when set.
+	Command []string
+	Args    []string
+	// Resources are the runner container's requests and limits.
+	Resources corev1.ResourceRequirements
+	// ShmSize bounds the memory-backed /dev/shm Chromium uses.
+	ShmSize resource.Quantity
+	// TmpSize bounds the writable /tmp (profile, downloads, caches).
+	TmpSize resource.Quantity
+	// RunAsUser is the non-root user the runner runs as.
+	RunAsUser int64
+	// TerminationGracePeriodSeconds is how long the runner has to close its
+	// browser when its pod is deleted.
+	TerminationGracePeriodSeconds int64
+	// NodeSelector, Tolerations and RuntimeClassName place runner pods.
+	NodeSelector     map[string]string
+	Tolerations      []corev1.Toleration
+	RuntimeClassName string
+}
+
+// DefaultRunnerConfig is the runner configuration the manager's flags default to.
+func DefaultRunnerConfig() RunnerConfig {
+	return RunnerConfig{
+		Image:           "ghcr.io/browserfleet/runner:v0.1.0",
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("250m"),
+				corev1.ResourceMemory: resource.MustParse("512Mi"),
+			},
+			Limits: corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("2"),
+				corev1.ResourceMemory: resource.MustParse("2Gi"),
+			},
+		},
+		ShmSize:                       resource.MustParse("1Gi"),
+		TmpSize:                       resource.MustParse("2Gi"),
+		RunAsUser:                     65532,
+		TerminationGracePeriodSeconds: 15,
+	}
+}
+
+// AddFlags binds the runner configuration to command-line flags.
+func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Image, "runner-image", c.Image, "image of runner pods")
+	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
+		switch p := corev1.PullPolicy(s); p {
+		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+			c.ImagePullPolicy = p
+			return nil
+		}
+		return fmt.Errorf("unknown pull policy %q", s)
+	})
+	fs.Func("runner-command", "comma-separated command of the runner container (default: the image's entrypoint)", func(s string) error {
+		c.Command = splitList(s)
+		return nil
+	})
+	fs.Func("runner-args", "comma-separated arguments of the runner container", func(s string) error {
+		c.Args = splitList(s)
+		return nil
+	})
+	quantityFlag(fs, "runner-cpu-request", "CPU request of the runner container", c.Resources.Requests, corev1.ResourceCPU)
+	quantityFlag(fs, "runner-memory-request", "memory request of the runner container", c.Resources.Requests, corev1.ResourceMemory)
+	quantityFlag(fs, "runner-cpu-limit", "CPU limit of the runner container", c.Resources.Limits, corev1.ResourceCPU)
+	quantityFlag(fs, "runner-memory-limit", "memory limit of the runner container", c.Resources.Limits, corev1.ResourceMemory)
+	fs.Func("runner-shm-size", fmt.Sprintf("size of the runner's memory-backed /dev/shm (default %s)", c.ShmSize.String()), func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		c.ShmSize = q
+		return err
+	})
+	fs.Func("runner-tmp-size", fmt.Sprintf("size of the runner's writable /tmp (default %s)", c.TmpSize.String()), func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		c.TmpSize = q
+		return err
+	})
+	fs.Int64Var(&c.RunAsUser, "runner-run-as-user", c.RunAsUser, "non-root user id runner containers run as")
+	fs.Int64Var(&c.TerminationGracePeriodSeconds, "runner-termination-grace-period", c.TerminationGracePeriodSeconds, "seconds a runner has to close its browser when its pod is deleted")
+	fs.Func("runner-node-selector", "comma-separated key=value node selector of runner pods", func(s string) error {
+		c.NodeSelector = map[string]string{}
+		for _, kv := range splitList(s) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return fmt.Errorf("%q is not key=value", kv)
+			}
+			c.NodeSelector[k] = v
+		}
+		return nil
+	})
+	fs.Func("runner-tolerations", "tolerations of runner pods, as a JSON list", func(s string) error {
+		return json.Unmarshal([]byte(s), &c.Tolerations)
+	})
+	fs.StringVar(&c.RuntimeClassName, "runner-runtime-class", c.RuntimeClassName, "runtime class of runner pods (for example gvisor)")
+}
+
+func quantityFlag(fs *flag.FlagSet, name, usage string, list corev1.ResourceList, res corev1.ResourceName) {
+	q := list[res]
+	fs.Func(name, fmt.Sprintf("%s (default %s)", usage, q.String()), func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return err
+		}
+		list[res] = q
+		return nil
+	})
+}
+
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// RunnerPodName is the name of a session's runner pod.
+func RunnerPodName(sessionName string) string { return sessionName + "-runner" }
+
+// RunnerTokenSecretName is the name of the Secret that holds a session's
+// runner token.
+func RunnerTokenSecretName(sessionName string) string { return sessionName + "-runner-token" }
+
+func runnerLabels(session *v1alpha1.BrowserSession) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedByValue,
+		LabelComponent: ComponentRunner,
+		LabelSession:   session.Name,
+	}
+}
+
+// newRunnerToken returns a random token of 256 bits.
+func newRunnerToken() ([]byte, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("reading random bytes: %w", err)
+	}
+	return []byte(base64.RawURLEncoding.EncodeToString(b)), nil
+}
+
+// constructTokenSecret builds the Secret that holds a session's runner token.
+// The owner reference is set by the caller.
+func constructTokenSecret(session *v1alpha1.BrowserSession, token []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      RunnerTokenSecretName(session.Name),
+			Namespace: session.Namespace,
+			Labels:    runnerLabels(session),
+		},
+		Type:      corev1.SecretTypeOpaque,
+		Immutable: ptr.To(true),
+		Data:      map[string][]byte{rpc.TokenSecretKey: token},
+	}
+}
+
+// constructRunnerPod builds a session's runner pod. The pod runs untrusted
+// web content, so it gets no API credentials, no privileges and no writable
+// root filesystem. The owner reference is set by the caller.
+func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*corev1.Pod, error) {
+	spec, err := json.Marshal(session.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding session spec: %w", err)
+	}
+	env := []corev1.EnvVar{
+		{Name: rpc.EnvSessionName, Value: session.Name},
+		{Name: rpc.EnvNamespace, Value: session.Namespace},
+		{Name: rpc.EnvSession, Value: string(spec)},
+		{Name: rpc.EnvPodIP, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		secretEnv(rpc.EnvToken, &v1alpha1.SecretKeyReference{Name: RunnerTokenSecretName(session.Name), Key: rpc.TokenSecretKey}),
+		// Chromium writes its profile and caches under $HOME; the root
+		// filesystem is read-only.
+		{Name: "HOME", Value: "/tmp"},
+	}
+	env = append(env, sessionSecretEnv(&session.Spec)...)
+	var envFrom []corev1.EnvFromSource
+	if ref := session.Spec.Model.HeadersSecretRef; ref != nil {
+		envFrom = append(envFrom, corev1.EnvFromSource{
+			Prefix:    rpc.EnvModelHeaderPrefix,
+			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
+		})
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      RunnerPodName(session.Name),
+			Namespace: session.Namespace,
+			Labels:    runnerLabels(session),
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To(cfg.TerminationGracePeriodSeconds),
+			NodeSelector:                  cfg.NodeSelector,
+			Tolerations:                   cfg.Tolerations,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To(cfg.RunAsUser),
+				RunAsGroup:     ptr.To(cfg.RunAsUser),
+				FSGroup:        ptr.To(cfg.RunAsUser),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:            "runner",
+				Image:           cfg.Image,
+				ImagePullPolicy: cfg.ImagePullPolicy,
+				Command:         cfg.Command,
+				Args:            cfg.Args,
+				Env:             env,
+				EnvFrom:         envFrom,
+				Ports:           []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
+				Resources:       *cfg.Resources.DeepCopy(),
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler: corev1.ProbeHandler{
+						HTTPGet: &corev1.HTTPGetAction{Path: rpc.HealthPath, Port: intstr.FromString(rpc.PortName)},
+					},
+					PeriodSeconds:    2,
+					TimeoutSeconds:   2,
+					FailureThreshold: 3,
+				},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: ptr.To(false),
+					Privileged:               ptr.To(false),
+					ReadOnlyRootFilesystem:   ptr.To(true),
+					RunAsNonRoot:             ptr.To(true),
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "dshm", MountPath: "/dev/shm"},
+					{Name: "tmp", MountPath: "/tmp"},
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(cfg.ShmSize)}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.TmpSize)}}},
+			},
+		},
+	}
+	if cfg.RuntimeClassName != "" {
+		pod.Spec.RuntimeClassName = ptr.To(cfg.RuntimeClassName)
+	}
+	return pod, nil
+}
+
+// sessionSecretEnv maps each secret the session references to the runner
+// environment variable that carries its value.
+func sessionSecretEnv(spec *v1alpha1.BrowserSessionSpec) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if ref := spec.Model.APIKeySecretRef; ref != nil {
+		env = append(env, secretEnv(rpc.EnvModelAPIKey, ref))
+	}
+	if auth := spec.Model.Auth; auth != nil && auth.CredentialsSecretRef != nil {
+		env = append(env, secretEnv(rpc.EnvModelCredentials, auth.CredentialsSecretRef))
+	}
+	if b := spec.Browser; b != nil && b.LaunchOptions != nil && b.LaunchOptions.Proxy != nil && b.LaunchOptions.Proxy.PasswordSecretRef != nil {
+		env = append(env, secretEnv(rpc.EnvLaunchProxyPassword, b.LaunchOptions.Proxy.PasswordSecretRef))
+	}
+	if c := spec.CloudSessionCreateParams; c != nil {
+		for i, p := range c.Proxies {
+			if p.PasswordSecretRef != nil {
+				env = append(env, secretEnv(fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, i), p.PasswordSecretRef))
+			}
+		}
+	}
+	return env
+}
+
+func secretEnv(name string, ref *v1alpha1.SecretKeyReference) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name},
+		Key:                  ref.Key,
+	}}}
+}

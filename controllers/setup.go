@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configure the controllers.
+type Options struct {
+	Runner   RunnerConfig
+	Sessions SessionConfig
+}
+
+// DefaultOptions are the options the manager's flags default to.
+func DefaultOptions() Options {
+	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig()}
+}
+
+// CacheOptions limit the manager's cache to the pods and secrets it manages,
+// so that it never holds the rest of the cluster's.
+func CacheOptions() cache.Options {
+	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:    {Label: managed},
+		&corev1.Secret{}: {Label: managed},
+	}}
+}
+
+// SetupWithManager registers the field indexes and every controller.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	sessions := &BrowserSessionReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("browsersession-controller"),
+		Runner:    opts.Runner,
+		Sessions:  opts.Sessions,
+		Clock:     clock.RealClock{},
+	}
+	if err := sessions.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the BrowserSession controller: %w", err)
+	}
+	tasks := &AgentTaskReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("agenttask-controller"),
+		Clock:     clock.RealClock{},
+	}
+	if err := tasks.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the AgentTask controller: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/test/framework"
+)
+
+// The manager's session settings in these specs.
+const (
+	defaultTimeout = time.Hour
+	maxTimeout     = 2 * time.Hour
+	defaultTTL     = time.Hour
+)
+
+var (
+	fw        = &framework.Framework{}
+	k8sClient client.Client
+	kubelet   framework.Kubelet
+	runnerCfg controllers.RunnerConfig
+)
+
+func TestControllers(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(15 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	SetDefaultConsistentlyDuration(2 * time.Second)
+	RunSpecs(t, "Controllers Suite")
+}
+
+var _ = BeforeSuite(func() {
+	cfg := fw.Start()
+	k8sClient = framework.Client(cfg)
+	kubelet = framework.Kubelet{Client: k8sClient}
+	// Admission refuses pods whose RuntimeClass does not exist.
+	Expect(k8sClient.Create(context.Background(), &nodev1.RuntimeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc",
+	})).To(Succeed())
+
+	opts := controllers.DefaultOptions()
+	opts.Runner.Image = "registry.test/browserfleet/runner:test"
+	opts.Runner.Command = []string{"/runner"}
+	opts.Runner.Args = []string{"--log-level=debug"}
+	opts.Runner.RuntimeClassName = "gvisor"
+	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL}
+	runnerCfg = opts.Runner
+	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
+		return controllers.SetupWithManager(ctx, mgr, opts)
+	})
+})
+
+var _ = AfterSuite(func() {
+	fw.Stop()
+})
+
+// newNamespace gives each spec a namespace of its own.
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}

@@ -29,12 +29,16 @@ verify-generated: generate manifests ## Fail when generated files are not curren
 	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
-fmt:
-	go fmt ./...
+fmt: ## Format the Go code.
+	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet:
+vet: ## Vet the Go code.
 	go vet ./...
+
+.PHONY: verify
+verify: verify-generated vet ## Fail on stale generated files, unformatted code or vet findings.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "unformatted: run 'make fmt'"; exit 1; }
 
 .PHONY: envtest
 envtest: ## Build kube-apiserver, etcd and kubectl from source into bin/ (skipped when current).

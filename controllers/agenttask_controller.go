@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -49,6 +50,10 @@ type AgentTaskReconciler struct {
 	Scheme    *runtime.Scheme
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
+	// SessionWait is how long a task waits for a session that does not
+	// exist yet, so that applying a task and its session together works in
+	// either order.
+	SessionWait time.Duration
 }
 
 // +kubebuilder:rbac:groups=browserfleet.io,resources=agenttasks,verbs=get;list;watch;update;patch
@@ -63,27 +68,30 @@ func (r *AgentTaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if !task.DeletionTimestamp.IsZero() || agentTaskOver(&task.Status) {
 		return ctrl.Result{}, nil
 	}
-	orig := task.DeepCopy()
-
 	session := &v1alpha1.BrowserSession{}
 	key := types.NamespacedName{Namespace: task.Namespace, Name: task.Spec.SessionRef.Name}
 	err := r.Client.Get(ctx, key, session)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, session)
 	}
-	switch {
-	case apierrors.IsNotFound(err):
-		r.finish(task, v1alpha1.AgentTaskConditionFailed, v1alpha1.AgentTaskReasonSessionNotFound,
-			fmt.Sprintf("BrowserSession %q does not exist", task.Spec.SessionRef.Name))
-	case err != nil:
+	found := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("getting session: %w", err)
-	default:
+	}
+	if found {
 		if err := r.ensureOwner(ctx, task, session); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.settle(task, session)
 	}
-	return ctrl.Result{}, r.writeStatus(ctx, orig, task)
+
+	orig := task.DeepCopy()
+	var result ctrl.Result
+	if found {
+		r.settle(task, session)
+	} else {
+		result = r.awaitSession(task)
+	}
+	return result, r.writeStatus(ctx, orig, task)
 }
 
 // ensureOwner makes the session own the task, so that the task goes with it.
@@ -102,6 +110,21 @@ func (r *AgentTaskReconciler) ensureOwner(ctx context.Context, task *v1alpha1.Ag
 		return fmt.Errorf("setting the session as owner: %w", err)
 	}
 	return nil
+}
+
+// awaitSession keeps a task whose session does not exist Pending for
+// SessionWait after its creation, then fails it. The session's creation
+// brings the task back through the session watch; the requeue is the timer.
+func (r *AgentTaskReconciler) awaitSession(task *v1alpha1.AgentTask) ctrl.Result {
+	name := task.Spec.SessionRef.Name
+	if left := task.CreationTimestamp.Add(r.SessionWait).Sub(r.Clock.Now()); left > 0 {
+		task.Status.Phase = v1alpha1.AgentTaskPending
+		task.Status.Message = fmt.Sprintf("waiting for BrowserSession %q to exist", name)
+		return ctrl.Result{RequeueAfter: left}
+	}
+	r.finish(task, v1alpha1.AgentTaskConditionFailed, v1alpha1.AgentTaskReasonSessionNotFound,
+		fmt.Sprintf("BrowserSession %q does not exist", name))
+	return ctrl.Result{}
 }
 
 // settle decides the task's state from its session's.
@@ -138,7 +161,8 @@ func (r *AgentTaskReconciler) writeStatus(ctx context.Context, orig, task *v1alp
 	if equality.Semantic.DeepEqual(orig.Status, task.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, task, client.MergeFrom(orig)); err != nil {
+	// Conditional on the version read, as for sessions: a stale pass retries.
+	if err := r.Client.Status().Patch(ctx, task, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	if orig.Status.Phase != task.Status.Phase {

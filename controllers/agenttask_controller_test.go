@@ -46,16 +46,30 @@ var _ = Describe("AgentTask", func() {
 	var ns string
 	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
 
-	It("fails when its session does not exist", func(ctx SpecContext) {
+	It("fails when its session does not exist, after waiting for it a while", func(ctx SpecContext) {
 		t := wrappers.MakeAgentTask("orphan", ns, "no-such-session").Obj()
 		Expect(k8sClient.Create(ctx, t)).To(Succeed())
 		key := client.ObjectKeyFromObject(t)
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(Equal(`waiting for BrowserSession "no-such-session" to exist`))
+		Expect(taskPhase(ctx, key)(Default)).To(Equal(v1alpha1.AgentTaskPending))
 		Eventually(taskPhase(ctx, key)).Should(Equal(v1alpha1.AgentTaskFailed))
 		t = task(ctx, key)(Default)
 		Expect(t.Status.Conditions).To(HaveCondition(v1alpha1.AgentTaskConditionFailed, metav1.ConditionTrue, v1alpha1.AgentTaskReasonSessionNotFound))
 		Expect(t.Status.Message).To(Equal(`BrowserSession "no-such-session" does not exist`))
 		Expect(t.Status.CompletionTime).NotTo(BeNil())
 		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElement("Failed"))
+	})
+
+	It("finds a session created after it", func(ctx SpecContext) {
+		t := wrappers.MakeAgentTask("early", ns, "later").Obj()
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+		key := client.ObjectKeyFromObject(t)
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(ContainSubstring("to exist"))
+		s := wrappers.MakeBrowserSession("later", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(Equal(`waiting for BrowserSession "later" to be ready`))
+		Consistently(taskPhase(ctx, key), 2*taskSessionWait).Should(Equal(v1alpha1.AgentTaskPending))
+		Expect(task(ctx, key)(Default).OwnerReferences).To(ContainElement(HaveField("Name", "later")))
 	})
 
 	It("fails when its session has ended, and belongs to the session", func(ctx SpecContext) {

@@ -227,6 +227,7 @@ func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alp
 		if !metav1.IsControlledBy(pod, s) {
 			return nil, fmt.Errorf("pod %s exists and does not belong to this session", key.Name)
 		}
+		s.Status.PodName = pod.Name
 		return pod, nil
 	}
 	if !apierrors.IsNotFound(err) {
@@ -338,14 +339,16 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 	return ctrl.Result{}, nil
 }
 
-// writeStatus patches the status when the pass changed it.
+// writeStatus patches the status when the pass changed it. The patch is
+// conditional on the resource version the pass read, so that a pass working
+// from a stale cache fails and is retried instead of undoing newer status.
 func (r *BrowserSessionReconciler) writeStatus(ctx context.Context, orig, s *v1alpha1.BrowserSession) error {
 	s.Status.ObservedGeneration = s.Generation
 	s.Status.Phase = sessionPhase(&s.Status)
 	if equality.Semantic.DeepEqual(orig.Status, s.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, s, client.MergeFrom(orig)); err != nil {
+	if err := r.Client.Status().Patch(ctx, s, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return nil

@@ -18,7 +18,9 @@ package controllers
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,11 +34,21 @@ import (
 type Options struct {
 	Runner   RunnerConfig
 	Sessions SessionConfig
+	// TaskSessionWait is how long an AgentTask waits for its session to
+	// exist before it fails.
+	TaskSessionWait time.Duration
 }
 
 // DefaultOptions are the options the manager's flags default to.
 func DefaultOptions() Options {
-	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig()}
+	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig(), TaskSessionWait: 30 * time.Second}
+}
+
+// AddFlags binds the options to command-line flags.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	o.Runner.AddFlags(fs)
+	o.Sessions.AddFlags(fs)
+	fs.DurationVar(&o.TaskSessionWait, "task-session-wait", o.TaskSessionWait, "how long an AgentTask waits for its session to exist before it fails")
 }
 
 // CacheOptions limit the manager's cache to the pods and secrets it manages,
@@ -67,11 +79,12 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("setting up the BrowserSession controller: %w", err)
 	}
 	tasks := &AgentTaskReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder("agenttask-controller"),
-		Clock:     clock.RealClock{},
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		Scheme:      mgr.GetScheme(),
+		Recorder:    mgr.GetEventRecorder("agenttask-controller"),
+		Clock:       clock.RealClock{},
+		SessionWait: opts.TaskSessionWait,
 	}
 	if err := tasks.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the AgentTask controller: %w", err)

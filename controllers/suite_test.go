@@ -38,6 +38,8 @@ const (
 	defaultTimeout = time.Hour
 	maxTimeout     = 2 * time.Hour
 	defaultTTL     = time.Hour
+	// taskSessionWait is how long a task waits for a missing session.
+	taskSessionWait = 2 * time.Second
 )
 
 var (
@@ -70,6 +72,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
 	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL}
+	opts.TaskSessionWait = taskSessionWait
 	runnerCfg = opts.Runner
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
 		return controllers.SetupWithManager(ctx, mgr, opts)

@@ -48,8 +48,7 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", probeAddr, "address of the /healthz and /readyz endpoints")
 	flag.BoolVar(&leaderElection, "leader-elect", false, "elect a leader, so that only one replica reconciles at a time")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "namespace of the leader election lease (default: the pod's)")
-	opts.Runner.AddFlags(flag.CommandLine)
-	opts.Sessions.AddFlags(flag.CommandLine)
+	opts.AddFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -88,6 +88,13 @@ func startSession(ctx context.Context, s *v1alpha1.BrowserSession) types.Namespa
 	return key
 }
 
+// endSession sets spec.ended with a merge patch, as the API's end does; it
+// does not conflict with the controller's status writes.
+func endSession(ctx context.Context, key types.NamespacedName) {
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ended":true}}`))
+	Expect(k8sClient.Patch(ctx, &v1alpha1.BrowserSession{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}, patch)).To(Succeed())
+}
+
 func podGone(ctx context.Context, key types.NamespacedName) func() bool {
 	return func() bool {
 		return apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{}))
@@ -237,9 +244,7 @@ var _ = Describe("BrowserSession", func() {
 		key := startSession(ctx, wrappers.MakeBrowserSession("ending", ns).Obj())
 		Expect(kubelet.Hold(ctx, podKey(key))).To(Succeed())
 
-		s := session(ctx, key)(Default)
-		s.Spec.Ended = true
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		endSession(ctx, key)
 
 		By("Ending, with the pod terminating")
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
@@ -251,7 +256,7 @@ var _ = Describe("BrowserSession", func() {
 		By("Ended once the pod is gone")
 		Expect(kubelet.Release(ctx, podKey(key))).To(Succeed())
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
-		s = session(ctx, key)(Default)
+		s := session(ctx, key)(Default)
 		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionEnded, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonBrowserStopped))
 		Expect(s.Status.Conditions).To(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSessionOver))
 		Expect(s.Status.EndedAt).NotTo(BeNil())
@@ -260,8 +265,9 @@ var _ = Describe("BrowserSession", func() {
 		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElements("Ending", "Ended"))
 
 		By("refusing to undo the end")
+		base := s.DeepCopy()
 		s.Spec.Ended = false
-		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.ended", "ended cannot be unset"))
+		Expect(k8sClient.Patch(ctx, s, client.MergeFrom(base))).To(BeInvalidError("spec.ended", "ended cannot be unset"))
 	})
 
 	It("ends a session that never became ready", func(ctx SpecContext) {
@@ -269,9 +275,7 @@ var _ = Describe("BrowserSession", func() {
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		key := client.ObjectKeyFromObject(s)
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
-		s = session(ctx, key)(Default)
-		s.Spec.Ended = true
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		endSession(ctx, key)
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
 		Expect(podGone(ctx, key)()).To(BeTrue())
 	})
@@ -309,9 +313,7 @@ var _ = Describe("BrowserSession", func() {
 
 	It("is deleted once its TTL after ending runs out", func(ctx SpecContext) {
 		key := startSession(ctx, wrappers.MakeBrowserSession("ttl", ns).TTLAfterEnded(1).Obj())
-		s := session(ctx, key)(Default)
-		s.Spec.Ended = true
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		endSession(ctx, key)
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, key, &v1alpha1.BrowserSession{}))
 		}, 10*time.Second).Should(BeTrue())
@@ -319,9 +321,7 @@ var _ = Describe("BrowserSession", func() {
 
 	It("is kept after ending until its TTL runs out", func(ctx SpecContext) {
 		key := startSession(ctx, wrappers.MakeBrowserSession("kept", ns).Obj())
-		s := session(ctx, key)(Default)
-		s.Spec.Ended = true
-		Expect(k8sClient.Update(ctx, s)).To(Succeed())
+		endSession(ctx, key)
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
 		Consistently(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
 	})
@@ -386,10 +386,11 @@ var _ = Describe("BrowserSession", func() {
 	It("refuses to change a running session's browser or model", func(ctx SpecContext) {
 		key := startSession(ctx, wrappers.MakeBrowserSession("immutable", ns).Obj())
 		s := session(ctx, key)(Default)
+		base := s.DeepCopy()
 		s.Spec.Model.Name = "openai/gpt-5"
-		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.model", "model is immutable"))
-		s = session(ctx, key)(Default)
+		Expect(k8sClient.Patch(ctx, s, client.MergeFrom(base))).To(BeInvalidError("spec.model", "model is immutable"))
+		s = base.DeepCopy()
 		s.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, LaunchOptions: &v1alpha1.LaunchOptions{Headless: ptr.To(false)}}
-		Expect(k8sClient.Update(ctx, s)).To(BeInvalidError("spec.browser", "browser is immutable"))
+		Expect(k8sClient.Patch(ctx, s, client.MergeFrom(base))).To(BeInvalidError("spec.browser", "browser is immutable"))
 	})
 })

@@ -1,0 +1,233 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package llmtest provides a scripted stand-in for model providers: an HTTP
+// server on 127.0.0.1 that speaks enough of OpenAI's Chat Completions,
+// Anthropic's Messages and Google's generateContent for their official Go
+// SDKs to parse its answers, usage included. It answers from a queue of
+// scripted replies and records every request, so that tests can assert on
+// what a model was sent.
+//
+//	srv := llmtest.NewServer(t)
+//	srv.Enqueue(llmtest.Status(429).WithRetryAfter(0), llmtest.JSON(`{"ok":true}`).WithUsage(120, 15))
+//	client, _ := llm.New(llm.Config{Model: "openai/gpt-4.1-mini", BaseURL: srv.BaseURL("openai")})
+//	...
+//	reqs := srv.Requests() // two, the retry included
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Provider names, as in package llm.
+const (
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+	Google    = "google"
+)
+
+// Server is a scripted model server. It is safe for concurrent use.
+type Server struct {
+	t    testing.TB
+	srv  *httptest.Server
+	done chan struct{}
+
+	mu       sync.Mutex
+	queue    []Reply
+	requests []Request
+}
+
+// Request is a request the Server received.
+type Request struct {
+	// Provider is the protocol the request spoke: OpenAI, Anthropic or
+	// Google.
+	Provider string
+	Method   string
+	Path     string
+	Header   http.Header
+	// Body is the raw body and JSON the decoded one.
+	Body []byte
+	JSON map[string]any
+	// Model is the model the request named.
+	Model string
+	// Text is the text of the system prompt and of every message, in order,
+	// one per line: what the model got to read.
+	Text string
+	// Images are the decoded images of every message, in order.
+	Images [][]byte
+}
+
+// NewServer starts a Server, closed when the test ends. A request the
+// script has no reply for fails the test.
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, done: make(chan struct{})}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(func() {
+		// Delayed replies stop waiting, so that Close need not wait for
+		// them.
+		close(s.done)
+		s.srv.Close()
+	})
+	return s
+}
+
+// URL returns the server's root URL, http://127.0.0.1:port.
+func (s *Server) URL() string { return s.srv.URL }
+
+// BaseURL returns what llm.Config.BaseURL should be for provider: the root
+// URL plus "/v1" for OpenAI, whose SDK appends "chat/completions" to a base
+// that carries the API version; the root URL for Anthropic ("/v1/messages")
+// and Google ("/v1beta/models/{model}:generateContent").
+func (s *Server) BaseURL(provider string) string {
+	if provider == OpenAI {
+		return s.srv.URL + "/v1"
+	}
+	return s.srv.URL
+}
+
+// Enqueue appends replies to the script; requests take them in order,
+// whatever their protocol.
+func (s *Server) Enqueue(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Pending returns how many scripted replies no request has taken yet.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns the requests received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	provider, model := route(r)
+	if provider == "" {
+		s.t.Errorf("llmtest: unexpected request %s %s", r.Method, r.URL.Path)
+		http.Error(w, "llmtest: no such endpoint", http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.t.Errorf("llmtest: reading request body: %v", err)
+		return
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(body, &decoded); err != nil {
+		s.t.Errorf("llmtest: %s %s: body is not a JSON object: %v", r.Method, r.URL.Path, err)
+	}
+	if model == "" {
+		model, _ = decoded["model"].(string)
+	}
+	text, images := prompt(provider, decoded)
+	rec := Request{
+		Provider: provider,
+		Method:   r.Method,
+		Path:     r.URL.Path,
+		Header:   r.Header.Clone(),
+		Body:     body,
+		JSON:     decoded,
+		Model:    model,
+		Text:     text,
+		Images:   images,
+	}
+
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	n := len(s.requests)
+	reply, ok := Reply{}, len(s.queue) > 0
+	if ok {
+		reply, s.queue = s.queue[0], s.queue[1:]
+	}
+	s.mu.Unlock()
+
+	if !ok {
+		s.t.Errorf("llmtest: request %d (%s %s): no scripted reply left", n, r.Method, r.URL.Path)
+		writeError(w, provider, Status(http.StatusInternalServerError).WithMessage("llmtest: no scripted reply left"))
+		return
+	}
+	if reply.delay > 0 {
+		timer := time.NewTimer(reply.delay)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
+	if reply.kind == statusReply {
+		writeError(w, provider, reply)
+		return
+	}
+	answer, err := answer(provider, model, n, reply, decoded)
+	if err != nil {
+		s.t.Errorf("llmtest: request %d: %v", n, err)
+		writeError(w, provider, Status(http.StatusInternalServerError).WithMessage("llmtest: "+err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// route returns the protocol and, for Google, the model of a request.
+func route(r *http.Request) (provider, model string) {
+	if r.Method != http.MethodPost {
+		return "", ""
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/v1/chat/completions" || p == "/chat/completions":
+		return OpenAI, ""
+	case p == "/v1/messages":
+		return Anthropic, ""
+	}
+	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok {
+			if m, ok := strings.CutSuffix(rest, ":generateContent"); ok && m != "" {
+				return Google, m
+			}
+		}
+	}
+	return "", ""
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("llmtest: encoding answer: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command runner is the process of a browser-runner pod: it launches the
+// session's Chromium (or attaches to its cdpUrl) and serves the runner RPC
+// on port 8080. The manager configures it through the environment (see
+// runner/rpc); flags only tune the process.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/browserfleet/browserfleet/runner"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var (
+		listen         = flag.String("listen-address", "", "host:port to serve the runner RPC on (default: $BROWSERFLEET_POD_IP:8080)")
+		chromium       = flag.String("chromium", runner.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another")
+		shutdown       = flag.Duration("shutdown-timeout", runner.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
+		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
+		logFormat      = flag.String("log-format", "json", "log format: json or text")
+		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
+	)
+	flag.Parse()
+
+	cfg, err := runner.ConfigFromEnv(os.Environ())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		return 2
+	}
+	cfg.ListenAddress = *listen
+	cfg.ChromiumPath = *chromium
+	cfg.ShutdownTimeout = *shutdown
+	cfg.CrashExitDelay = *crashExitDelay
+
+	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		return 2
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler
+	switch *logFormat {
+	case "json":
+		handler = slog.NewJSONHandler(os.Stderr, hopts)
+	case "text":
+		handler = slog.NewTextHandler(os.Stderr, hopts)
+	default:
+		fmt.Fprintf(os.Stderr, "runner: unknown log format %q\n", *logFormat)
+		return 2
+	}
+	log := slog.New(handler)
+	slog.SetDefault(log)
+	if err := harden(); err != nil {
+		log.Warn("could not make the runner non-dumpable", "err", err)
+	}
+
+	// SIGTERM is how the kubelet ends the pod; the runner then closes the
+	// browser within the termination grace period.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	// The engine (snapshot, prompts, actions, model providers) is not
+	// wired in yet: NoEngine navigates for real and answers act, observe
+	// and extract with ENGINE_UNAVAILABLE, never with made-up results.
+	// Replace it with the engine once it lands.
+	err = runner.Run(ctx, cfg, runner.Options{Engine: runner.NoEngine{}, Logger: log})
+	if err != nil {
+		log.Error("runner failed", "session", cfg.SessionName, "err", err)
+		return 1
+	}
+	return 0
+}
+
+// parseLevel reads --log-level, or maps the session's verbose (0 quiet, 1
+// normal, 2 debug) when the flag is empty.
+func parseLevel(flagValue string, verbose *int32) (slog.Level, error) {
+	if flagValue != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(flagValue)); err != nil {
+			return 0, fmt.Errorf("unknown log level %q", flagValue)
+		}
+		return l, nil
+	}
+	switch {
+	case verbose == nil || *verbose == 1:
+		return slog.LevelInfo, nil
+	case *verbose <= 0:
+		return slog.LevelWarn, nil
+	default:
+		return slog.LevelDebug, nil
+	}
+}

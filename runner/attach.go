@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// attachRemote connects to the browser at the session's cdpUrl with
+// chromedp's RemoteAllocator and opens the runner's own tab in it; the
+// browser's existing tabs are left alone, and closing the session closes
+// only that tab.
+func (b *Browser) attachRemote(ctx context.Context) error {
+	a := b.settings.attach
+	ctx, cancel := context.WithTimeout(ctx, a.connectTimeout)
+	defer cancel()
+
+	header := http.Header{}
+	for k, v := range a.headers {
+		header.Set(k, v)
+	}
+	upstream, err := resolveBrowserEndpoint(ctx, a.url, header)
+	if err != nil {
+		return err
+	}
+	wsURL := upstream
+	if len(header) > 0 {
+		// chromedp dials with no way to add headers; a loopback reverse
+		// proxy adds them to the handshake, and to every later
+		// connection (the /cdp proxy uses it too).
+		b.bridge, err = newHeaderBridge(upstream, header, a.connectTimeout, b.log)
+		if err != nil {
+			return err
+		}
+		wsURL = b.bridge.url(upstream)
+	}
+	b.devtoolsURL = wsURL
+
+	b.allocCtx, b.allocCancel = chromedp.NewRemoteAllocator(context.Background(), wsURL.String(), chromedp.NoModifyURL)
+	b.ctx, b.cancel = chromedp.NewContext(b.allocCtx, append(b.chromedpLogging(),
+		chromedp.WithBrowserOption(chromedp.WithDialTimeout(a.connectTimeout)))...)
+	stop := context.AfterFunc(ctx, b.cancel)
+	defer stop()
+	if err := chromedp.Run(b.ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("attaching to %s: %w", redactURL(a.url), context.Cause(ctx))
+		}
+		return fmt.Errorf("attaching to %s: %w", redactURL(a.url), err)
+	}
+	c := chromedp.FromContext(b.ctx)
+	b.cdp = c.Browser
+	b.targetID = c.Target.TargetID
+	b.log.Info("attached to browser", "cdpUrl", redactURL(a.url), "headers", len(header))
+	return nil
+}
+
+// resolveBrowserEndpoint turns a cdpUrl into the browser's WebSocket
+// endpoint. A ws(s) URL is used as is; for an http(s) URL the browser is
+// asked at /json/version, as Playwright's connectOverCDP does, and the
+// answer's path is joined to the URL's own host (the answer names the host
+// as the browser sees it, which is wrong behind a proxy).
+func resolveBrowserEndpoint(ctx context.Context, raw string, header http.Header) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("cdpUrl is not a URL: %w", err)
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+		return u, nil
+	}
+	v := *u
+	v.Path = strings.TrimSuffix(v.Path, "/") + "/json/version"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("asking %s for its endpoint: %w", redactURL(raw), err)
+	}
+	req.Header = header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("asking %s for its endpoint: %w", redactURL(raw), scrubURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("asking %s for its endpoint: %s", redactURL(raw), resp.Status)
+	}
+	var version struct {
+		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&version); err != nil {
+		return nil, fmt.Errorf("decoding %s/json/version: %w", redactURL(raw), err)
+	}
+	ws, err := url.Parse(version.WebSocketDebuggerURL)
+	if err != nil || ws.Path == "" {
+		return nil, fmt.Errorf("%s/json/version has no webSocketDebuggerUrl", redactURL(raw))
+	}
+	out := *u
+	out.Scheme = "ws"
+	if u.Scheme == "https" {
+		out.Scheme = "wss"
+	}
+	out.Path, out.RawPath, out.RawQuery = ws.Path, ws.RawPath, ws.RawQuery
+	return &out, nil
+}
+
+// headerBridge is a loopback reverse proxy to one upstream DevTools server
+// that adds headers to every request, WebSocket handshakes included.
+type headerBridge struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+func newHeaderBridge(upstream *url.URL, header http.Header, dialTimeout time.Duration, log *slog.Logger) (*headerBridge, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the cdp header bridge: %w", err)
+	}
+	target := httpURL(upstream)
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = target.Scheme
+			pr.Out.URL.Host = target.Host
+			pr.Out.Host = target.Host
+			for k, v := range header {
+				pr.Out.Header[k] = v
+			}
+		},
+		Transport: transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Warn("cdp header bridge: upstream failed", "cdpUrl", redactURL(upstream.String()), "err", scrubURLError(err))
+			http.Error(w, "upstream browser unreachable", http.StatusBadGateway)
+		},
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	b := &headerBridge{ln: ln, srv: &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = b.srv.Serve(ln) }()
+	return b, nil
+}
+
+// url is upstream's path and query on the bridge.
+func (b *headerBridge) url(upstream *url.URL) *url.URL {
+	return &url.URL{Scheme: "ws", Host: b.ln.Addr().String(), Path: upstream.Path, RawPath: upstream.RawPath, RawQuery: upstream.RawQuery}
+}
+
+func (b *headerBridge) Close() {
+	_ = b.srv.Close()
+}
+
+// httpURL maps a ws(s) URL to the http(s) URL of its handshake.
+func httpURL(u *url.URL) *url.URL {
+	out := *u
+	switch u.Scheme {
+	case "ws":
+		out.Scheme = "http"
+	case "wss":
+		out.Scheme = "https"
+	}
+	return &out
+}
+
+// redactURL keeps scheme and host: a cdpUrl's path, query or user info may
+// carry a token (hosted browsers put one there), so logs and errors never
+// show them.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// scrubURLError drops the URL from a *url.Error, keeping what went wrong.
+func scrubURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+	}
+	return err
+}

@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// Defaults of Config's process-level settings.
+const (
+	// DefaultChromiumPath is Debian's Chromium, which the runner image ships.
+	DefaultChromiumPath = "/usr/bin/chromium"
+	// DefaultShutdownTimeout leaves room within the runner pod's default
+	// termination grace period (15s) for the browser to close and the
+	// process group to be killed.
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Config is everything a runner needs: the session it serves, the secrets
+// the manager put in its environment, and process-level settings from flags.
+type Config struct {
+	// SessionName is the BrowserSession's name, the session id. It labels
+	// every log line.
+	SessionName string
+	// Namespace is the BrowserSession's namespace.
+	Namespace string
+	// Spec is the session's spec. It holds secret references only; the
+	// values are in Secrets.
+	Spec v1alpha1.BrowserSessionSpec
+	// Token is the runner token every call but /healthz must present.
+	Token Secret
+	// PodIP is the pod's IP; the RPC listens on it unless ListenAddress is
+	// set.
+	PodIP string
+	// Secrets are the values of the secrets Spec references.
+	Secrets SessionSecrets
+
+	// ListenAddress is host:port to serve on. Empty means PodIP (or every
+	// interface when PodIP is empty) on rpc.Port.
+	ListenAddress string
+	// ChromiumPath is the browser binary, unless the session's
+	// launchOptions.executablePath names another.
+	ChromiumPath string
+	// ShutdownTimeout bounds closing the browser gracefully once the
+	// runner is told to stop; then its process group is killed.
+	ShutdownTimeout time.Duration
+	// CrashExitDelay, when positive, makes Run return this long after the
+	// browser crashed, so that the pod fails and the manager marks the
+	// session Failed; meanwhile /healthz and calls report the crash. Zero
+	// keeps the runner serving its 503s until it is stopped.
+	CrashExitDelay time.Duration
+}
+
+// SessionSecrets are the secret values of a session, each from the
+// environment variable runner/rpc names for it.
+type SessionSecrets struct {
+	// ModelAPIKey is the value of spec.model.apiKeySecretRef.
+	ModelAPIKey Secret
+	// ModelCredentials is the value of spec.model.auth.credentialsSecretRef
+	// (service-account JSON).
+	ModelCredentials Secret
+	// ModelHeaders are the keys of spec.model.headersSecretRef: header name
+	// to value.
+	ModelHeaders map[string]Secret
+	// LaunchProxyPassword is the value of
+	// spec.browser.launchOptions.proxy.passwordSecretRef.
+	LaunchProxyPassword Secret
+	// ProxyPasswords are the values of
+	// spec.cloudSessionCreateParams.proxies[i].passwordSecretRef, by i.
+	ProxyPasswords map[int]Secret
+}
+
+// ConfigFromEnv reads the configuration the manager puts in the runner
+// container's environment (see runner/rpc and controllers/runner_pod.go).
+// environ is os.Environ()'s format. Process-level settings get their
+// defaults; flags may override them afterwards.
+func ConfigFromEnv(environ []string) (*Config, error) {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	cfg := &Config{
+		SessionName:     env[rpc.EnvSessionName],
+		Namespace:       env[rpc.EnvNamespace],
+		Token:           NewSecret(env[rpc.EnvToken]),
+		PodIP:           env[rpc.EnvPodIP],
+		ChromiumPath:    DefaultChromiumPath,
+		ShutdownTimeout: DefaultShutdownTimeout,
+		Secrets: SessionSecrets{
+			ModelAPIKey:         NewSecret(env[rpc.EnvModelAPIKey]),
+			ModelCredentials:    NewSecret(env[rpc.EnvModelCredentials]),
+			LaunchProxyPassword: NewSecret(env[rpc.EnvLaunchProxyPassword]),
+		},
+	}
+	spec, ok := env[rpc.EnvSession]
+	if !ok || strings.TrimSpace(spec) == "" {
+		return nil, fmt.Errorf("%s is not set: the runner needs the session's spec", rpc.EnvSession)
+	}
+	// The spec holds references only, so a decoding error may quote it.
+	if err := json.Unmarshal([]byte(spec), &cfg.Spec); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", rpc.EnvSession, err)
+	}
+	for k, v := range env {
+		if name, ok := strings.CutPrefix(k, rpc.EnvModelHeaderPrefix); ok && name != "" {
+			if cfg.Secrets.ModelHeaders == nil {
+				cfg.Secrets.ModelHeaders = map[string]Secret{}
+			}
+			cfg.Secrets.ModelHeaders[name] = NewSecret(v)
+		}
+	}
+	if c := cfg.Spec.CloudSessionCreateParams; c != nil {
+		for i := range c.Proxies {
+			if v, ok := env[fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, i)]; ok {
+				if cfg.Secrets.ProxyPasswords == nil {
+					cfg.Secrets.ProxyPasswords = map[int]Secret{}
+				}
+				cfg.Secrets.ProxyPasswords[i] = NewSecret(v)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// Validate checks what the runner cannot serve without.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Token.IsZero() {
+		errs = append(errs, fmt.Errorf("%s is not set: the runner refuses to serve without a token", rpc.EnvToken))
+	}
+	if c.ChromiumPath == "" {
+		errs = append(errs, errors.New("the chromium path is empty"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown timeout %v is not positive", c.ShutdownTimeout))
+	}
+	if _, err := newSettings(c); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Address is where the RPC listens: ListenAddress, or PodIP on rpc.Port.
+func (c *Config) Address() string {
+	if c.ListenAddress != "" {
+		return c.ListenAddress
+	}
+	return net.JoinHostPort(c.PodIP, strconv.Itoa(int(rpc.Port)))
+}
+
+// DefaultModel is the session's model with its secrets filled in: what an
+// engine uses where a call's options.model leaves a field empty.
+func (c *Config) DefaultModel() rpc.ModelConfig {
+	m := c.Spec.Model
+	out := rpc.ModelConfig{
+		ModelName: m.Name,
+		Provider:  m.Provider,
+		APIKey:    c.Secrets.ModelAPIKey.Reveal(),
+		BaseURL:   m.BaseURL,
+	}
+	if len(m.Headers) > 0 || len(c.Secrets.ModelHeaders) > 0 {
+		out.Headers = map[string]string{}
+		for k, v := range m.Headers {
+			out.Headers[k] = v
+		}
+		// Secret headers win over plain ones of the same name: they are
+		// the ones that carry credentials.
+		for k, v := range c.Secrets.ModelHeaders {
+			out.Headers[k] = v.Reveal()
+		}
+	}
+	if a := m.Auth; a != nil {
+		out.Auth = &rpc.ModelAuth{Type: a.Type, Scopes: a.Scopes, ProjectID: a.ProjectID, UniverseDomain: a.UniverseDomain}
+		if !c.Secrets.ModelCredentials.IsZero() {
+			// Service-account JSON; string fields only, as the /v1 API
+			// declares them. A malformed document is left for the engine
+			// to report when it needs it.
+			var creds map[string]any
+			if json.Unmarshal([]byte(c.Secrets.ModelCredentials.Reveal()), &creds) == nil {
+				out.Auth.Credentials = map[string]string{}
+				for k, v := range creds {
+					if s, ok := v.(string); ok {
+						out.Auth.Credentials[k] = s
+					}
+				}
+			}
+		}
+	}
+	if p := m.ProviderOptions; p != nil {
+		out.ProviderOptions = map[string]rpc.ProviderOptions{p.Variant: {
+			Project: p.Project, Location: p.Location, BaseURL: p.BaseURL, Headers: p.Headers,
+		}}
+	}
+	return out
+}

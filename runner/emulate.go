@@ -1,0 +1,136 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/security"
+	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/runner/blocklist"
+)
+
+// setup applies the session's settings: browser-wide ones (downloads,
+// certificate errors) on the browser, the identity and metrics on the
+// runner's tab, then the proxy credentials and ad blocking on its network.
+// Tab-level settings hold for the runner's tab, which every operation uses;
+// tabs a page opens itself do not get them.
+func (b *Browser) setup(ctx context.Context) error {
+	s := b.settings
+	bctx := cdp.WithExecutor(ctx, b.cdp)
+
+	_, product, _, _, _, err := cdpbrowser.GetVersion().Do(bctx)
+	if err != nil {
+		return fmt.Errorf("reading the browser's version: %w", err)
+	}
+	// "HeadlessChrome/156.0.8078.79" or "Chrome/156.0.8078.79".
+	_, b.version, _ = strings.Cut(product, "/")
+
+	if s.attach == nil || s.downloadsExplicit {
+		if err := b.setupDownloads(bctx); err != nil {
+			return err
+		}
+	}
+	if s.ignoreHTTPSErrors {
+		// The launch switch covers a launched browser from its first
+		// request; this covers an attached one too.
+		if err := security.SetIgnoreCertificateErrors(true).Do(bctx); err != nil {
+			return fmt.Errorf("ignoring certificate errors: %w", err)
+		}
+	}
+
+	p := s.profile
+	ua := emulation.SetUserAgentOverride(p.userAgent(b.version)).
+		WithPlatform(p.platform()).
+		WithUserAgentMetadata(p.metadata(b.version))
+	if s.locale != "" {
+		ua = ua.WithAcceptLanguage(acceptLanguage(s.locale))
+	}
+	actions := []chromedp.Action{
+		ua,
+		emulation.SetDeviceMetricsOverride(p.Viewport.Width, p.Viewport.Height, p.DeviceScaleFactor, p.Mobile).
+			WithScreenWidth(p.Screen.Width).
+			WithScreenHeight(p.Screen.Height),
+		emulation.SetTouchEmulationEnabled(p.Touch).WithMaxTouchPoints(p.MaxTouchPoints),
+	}
+	if s.locale != "" {
+		actions = append(actions, emulation.SetLocaleOverride().WithLocale(s.locale))
+	}
+	if s.blockAds {
+		patterns := blocklist.URLPatterns()
+		block := make([]*network.BlockPattern, len(patterns))
+		for i, pat := range patterns {
+			block[i] = &network.BlockPattern{URLPattern: pat, Block: true}
+		}
+		actions = append(actions, network.SetBlockedURLs().WithURLPatterns(block))
+	}
+	if err := chromedp.Run(b.tabContext(ctx), actions...); err != nil {
+		return fmt.Errorf("applying the session's settings to the page: %w", err)
+	}
+	if px := s.proxy; px != nil && (px.username != "" || !px.password.IsZero()) {
+		b.auth = newProxyAuth(px.username, px.password, b.log)
+		if err := b.auth.enable(b.ctx, b.tabContext(ctx)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setupDownloads lets downloads land in downloadsPath (a temporary
+// directory when none is set) or refuses them.
+func (b *Browser) setupDownloads(ctx context.Context) error {
+	s := b.settings
+	if !s.acceptDownloads {
+		if err := cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorDeny).Do(ctx); err != nil {
+			return fmt.Errorf("refusing downloads: %w", err)
+		}
+		return nil
+	}
+	dir := s.downloadsPath
+	if dir == "" {
+		d, err := os.MkdirTemp("", "browserfleet-downloads-")
+		if err != nil {
+			return fmt.Errorf("creating a downloads directory: %w", err)
+		}
+		dir = d
+		b.removeAtClose = append(b.removeAtClose, d)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating downloadsPath: %w", err)
+	}
+	if err := cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir).Do(ctx); err != nil {
+		return fmt.Errorf("allowing downloads: %w", err)
+	}
+	b.downloads = dir
+	return nil
+}
+
+// tabContext is a chromedp context of the runner's tab that ctx cancels.
+// chromedp finds the tab through the context's values; cancelling a child
+// of b.ctx ends the actions run with it, never the tab.
+func (b *Browser) tabContext(ctx context.Context) context.Context {
+	tctx, cancel := context.WithCancelCause(b.ctx)
+	context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return tctx
+}

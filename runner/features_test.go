@@ -1,0 +1,195 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/blocklist"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+func TestIgnoreHTTPSErrors(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(htmlHandler(`<!doctype html><title>self-signed</title>`))
+	t.Cleanup(tlsSrv.Close)
+
+	tests := []struct {
+		name   string
+		ignore *bool
+		wantOK bool
+	}{
+		{name: "refused by default", ignore: nil},
+		{name: "accepted with ignoreHTTPSErrors", ignore: ptrTo(true), wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.IgnoreHTTPSErrors = tt.ignore
+			})))
+			res, err := navigate(t, b, tlsSrv.URL)
+			if !tt.wantOK {
+				if err == nil {
+					t.Fatalf("navigate to a self-signed server = %+v, want an error", res)
+				}
+				want(t, "error code", rpc.CodeOf(err), rpc.CodeNavigationFailed)
+				wantContains(t, "error", err.Error(), "ERR_CERT")
+				return
+			}
+			if err != nil {
+				t.Fatalf("navigate: %v", err)
+			}
+			var title string
+			evaluate(t, b, "document.title", &title)
+			want(t, "title", title, "self-signed")
+		})
+	}
+}
+
+func TestDownloadLandsInDownloadsPath(t *testing.T) {
+	const content = "quarterly numbers\n"
+	srv := newPageServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="report.txt"`)
+		w.Write([]byte(content))
+	}))
+	dir := filepath.Join(t.TempDir(), "downloads")
+	b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+		lo.AcceptDownloads = ptrTo(true)
+		lo.DownloadsPath = dir
+	})))
+	want(t, "DownloadsDir", b.DownloadsDir(), dir)
+	mustNavigate(t, b, srv.URL+"/report")
+	file := filepath.Join(dir, "report.txt")
+	waitFor(t, "the download to land in downloadsPath", func() bool {
+		got, err := os.ReadFile(file)
+		return err == nil && string(got) == content
+	})
+}
+
+func TestBlockAds(t *testing.T) {
+	srv := newPageServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			w.Header().Set("Content-Type", "text/html")
+			port := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string }).String()
+			_, port, _ = strings.Cut(port, ":")
+			w.Write([]byte(`<!doctype html><title>news</title>
+<img id="ad" src="http://securepubads.g.doubleclick.net:` + port + `/ad.png">
+<img id="tracker" src="http://www.google-analytics.com:` + port + `/collect.png">
+<img id="ok" src="http://cdn.example.test:` + port + `/photo.png">`))
+		default:
+			w.Header().Set("Content-Type", "image/gif")
+			// A 1x1 transparent GIF.
+			w.Write([]byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"))
+		}
+	}))
+	for _, h := range []string{"securepubads.g.doubleclick.net", "www.google-analytics.com"} {
+		if !blocklist.Blocked(h) {
+			t.Fatalf("%s is not on the shipped list; the test needs listed hosts", h)
+		}
+	}
+	// blockAds is a cloud setting, so the session is a cloud one; its
+	// external proxy sends every host to the test server, so that the ad
+	// hosts would load if they were not blocked. (It also shows that the
+	// first external proxy of a cloud session is used.)
+	_, proxySrv := newAuthProxy(t, "", "", srv.URL)
+	cfg := testConfig(cloudParams(&v1alpha1.CloudSessionCreateParams{
+		BrowserSettings: &v1alpha1.BrowserSettings{BlockAds: ptrTo(true)},
+		Proxies:         []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeExternal, Server: proxySrv.URL}},
+	}))
+	b := startTestBrowser(t, cfg)
+	_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+	mustNavigate(t, b, "http://news.example.test:"+port+"/")
+
+	hosts := map[string]int{}
+	for _, r := range srv.seen(func(*http.Request) bool { return true }) {
+		host, _, _ := strings.Cut(r.Host, ":")
+		hosts[host]++
+	}
+	if hosts["cdn.example.test"] == 0 {
+		t.Errorf("the unlisted image was not loaded; the server saw %v", hosts)
+	}
+	for _, h := range []string{"securepubads.g.doubleclick.net", "www.google-analytics.com"} {
+		if hosts[h] != 0 {
+			t.Errorf("%s was requested %d times, want it blocked", h, hosts[h])
+		}
+	}
+	var loaded map[string]bool
+	evaluate(t, b, `Object.fromEntries([...document.images].map(i => [i.id, i.complete && i.naturalWidth > 0]))`, &loaded)
+	want(t, "ok image loaded", loaded["ok"], true)
+	want(t, "ad image loaded", loaded["ad"], false)
+	want(t, "tracker image loaded", loaded["tracker"], false)
+}
+
+func TestUserDataDir(t *testing.T) {
+	tests := []struct {
+		name      string
+		dir       bool // set userDataDir
+		preserve  bool
+		wantAfter bool // the profile exists after Close
+	}{
+		{name: "preserved", dir: true, preserve: true, wantAfter: true},
+		{name: "given and not preserved", dir: true, preserve: false, wantAfter: false},
+		{name: "temporary", dir: false, wantAfter: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "profile")
+			b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				if tt.dir {
+					lo.UserDataDir = dir
+					lo.PreserveUserDataDir = ptrTo(tt.preserve)
+				}
+			})))
+			if tt.dir {
+				want(t, "UserDataDir", b.UserDataDir(), dir)
+			}
+			profile := b.UserDataDir()
+			if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
+				// Chromium writes Local State at start; if it has not
+				// yet, its port file proves the directory is the profile.
+				if _, err := os.Stat(filepath.Join(profile, "DevToolsActivePort")); err != nil {
+					t.Fatalf("%s does not look like the browser's profile: %v", profile, err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := b.Close(ctx); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			_, err := os.Stat(profile)
+			switch {
+			case tt.wantAfter && err != nil:
+				t.Errorf("the preserved profile is gone: %v", err)
+			case tt.wantAfter:
+				if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
+					t.Errorf("the preserved profile lacks Local State: %v", err)
+				}
+			case !tt.wantAfter && err == nil:
+				t.Errorf("the profile %s outlived the browser", profile)
+			}
+		})
+	}
+}

@@ -1,0 +1,307 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// defaultFlags are the switches every launched Chromium gets, unless the
+// session drops them with ignoreDefaultArgs (by name) or
+// ignoreAllDefaultArgs. The first group is what a closed network needs:
+// nothing that phones home, so nothing waits on a connection that never
+// comes. The rest is Puppeteer's long-standing set for automation:
+// background work off, no first-run UI, predictable rendering.
+var defaultFlags = []flag{
+	{"disable-background-networking", true},
+	{"disable-component-update", true},
+	{"disable-sync", true},
+	{"no-first-run", true},
+	{"disable-quic", true},
+	{"disable-domain-reliability", true},
+	{"no-pings", true},
+	{"safebrowsing-disable-auto-update", true},
+	{"metrics-recording-only", true},
+	{"disable-breakpad", true},
+
+	{"no-default-browser-check", true},
+	{"disable-default-apps", true},
+	{"disable-extensions", true},
+	{"disable-client-side-phishing-detection", true},
+	{"disable-hang-monitor", true},
+	{"disable-popup-blocking", true},
+	{"disable-prompt-on-repost", true},
+	{"disable-ipc-flooding-protection", true},
+	{"disable-background-timer-throttling", true},
+	{"disable-backgrounding-occluded-windows", true},
+	{"disable-renderer-backgrounding", true},
+	{"disable-features", "Translate,MediaRouter,OptimizationHints"},
+	{"force-color-profile", "srgb"},
+	{"password-store", "basic"},
+	{"use-mock-keychain", true},
+}
+
+// runnerEnvPrefix prefixes every variable the manager sets for the runner
+// (see runner/rpc).
+const runnerEnvPrefix = "BROWSERFLEET_"
+
+// launchFlags are the switches of a launched Chromium: the defaults, those
+// that follow from the session's settings, then the session's own args,
+// which win over both.
+func (s *settings) launchFlags() []flag {
+	ignored := map[string]bool{}
+	for _, a := range s.ignoreDefaultArgs {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		ignored[name] = true
+	}
+	var flags []flag
+	addDefault := func(f flag) {
+		if !s.ignoreAllDefaults && !ignored[f.name] {
+			flags = append(flags, f)
+		}
+	}
+	for _, f := range defaultFlags {
+		addDefault(f)
+	}
+	if s.headless {
+		addDefault(flag{"headless", true})
+		addDefault(flag{"hide-scrollbars", true})
+		addDefault(flag{"mute-audio", true})
+	} else if s.devtools {
+		flags = append(flags, flag{"auto-open-devtools-for-tabs", true})
+	}
+	if s.sandbox {
+		// chromedp adds --no-sandbox for root unless the switch is
+		// present; false keeps it off the command line.
+		flags = append(flags, flag{"no-sandbox", false})
+	} else {
+		// Chromium's sandbox needs user namespaces or a setuid helper,
+		// which a hardened pod (no capabilities, RuntimeDefault seccomp)
+		// does not offer; the pod itself is the sandbox.
+		addDefault(flag{"no-sandbox", true})
+	}
+	if s.proxy != nil {
+		flags = append(flags, flag{"proxy-server", s.proxy.server})
+		if s.proxy.bypass != "" {
+			// The /v1 API takes Playwright's comma-separated list;
+			// Chromium's is semicolon-separated.
+			flags = append(flags, flag{"proxy-bypass-list", strings.ReplaceAll(s.proxy.bypass, ",", ";")})
+		}
+	}
+	if s.locale != "" {
+		flags = append(flags, flag{"lang", s.locale}, flag{"accept-lang", acceptLanguage(s.locale)})
+	}
+	vp := s.profile.Viewport
+	flags = append(flags, flag{"window-size", fmt.Sprintf("%d,%d", vp.Width, vp.Height)})
+	if s.ignoreHTTPSErrors {
+		flags = append(flags, flag{"ignore-certificate-errors", true})
+	}
+	if s.port != 0 {
+		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
+	}
+	return append(flags, s.userArgs...)
+}
+
+// acceptLanguage is the Accept-Language a locale sends: "de-DE" gives
+// "de-DE,de", as a browser configured for German would.
+func acceptLanguage(locale string) string {
+	if lang, _, ok := strings.Cut(locale, "-"); ok {
+		return locale + "," + lang
+	}
+	return locale
+}
+
+// launch starts Chromium through chromedp's ExecAllocator and attaches to
+// its first tab.
+func (b *Browser) launch(ctx context.Context) error {
+	s := b.settings
+	dataDir := s.userDataDir
+	if dataDir == "" {
+		dir, err := os.MkdirTemp("", "browserfleet-profile-")
+		if err != nil {
+			return fmt.Errorf("creating a profile directory: %w", err)
+		}
+		dataDir = dir
+		b.removeAtClose = append(b.removeAtClose, dir)
+	} else {
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fmt.Errorf("creating userDataDir: %w", err)
+		}
+		if !s.preserveUserDataDir {
+			b.removeAtClose = append(b.removeAtClose, dataDir)
+		}
+	}
+	b.userDataDir = dataDir
+	// A profile that was used before holds the previous browser's port
+	// file; remove it so that we do not read a stale port.
+	_ = os.Remove(filepath.Join(dataDir, "DevToolsActivePort"))
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(s.execPath),
+		chromedp.UserDataDir(dataDir),
+		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+			configureCmd(cmd)
+			cmd.Env = blankRunnerEnv(os.Environ())
+		}),
+		chromedp.CombinedOutput(newLineLogger(b.log.With("source", "chromium"))),
+		// A cold start on a busy two-core node takes a few seconds;
+		// chromedp's default of 20s leaves too little margin.
+		chromedp.WSURLReadTimeout(60 * time.Second),
+	}
+	for _, f := range s.launchFlags() {
+		opts = append(opts, chromedp.Flag(f.name, f.value))
+	}
+
+	// The allocator outlives ctx, which bounds the start only: a start cut
+	// short kills the half-started browser, while a running one ends
+	// through Close, gracefully, so that its profile is written.
+	b.allocCtx, b.allocCancel = chromedp.NewExecAllocator(context.Background(), opts...)
+	b.ctx, b.cancel = chromedp.NewContext(b.allocCtx, b.chromedpLogging()...)
+	stop := context.AfterFunc(ctx, b.cancel)
+	defer stop()
+	// The first Run allocates the browser and attaches to its first tab.
+	if err := chromedp.Run(b.ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("starting chromium: %w", context.Cause(ctx))
+		}
+		return fmt.Errorf("starting chromium: %w", err)
+	}
+	c := chromedp.FromContext(b.ctx)
+	b.cdp = c.Browser
+	b.targetID = c.Target.TargetID
+	if p := c.Browser.Process(); p != nil {
+		b.pid = p.Pid
+	}
+	port, path, err := readDevToolsActivePort(ctx, dataDir)
+	if err != nil {
+		return err
+	}
+	b.devtoolsURL = &url.URL{Scheme: "ws", Host: "127.0.0.1:" + port, Path: path}
+	b.log.Info("chromium started", "pid", b.pid, "executable", s.execPath, "headless", s.headless)
+	return nil
+}
+
+// blankRunnerEnv returns an empty assignment of each of the runner's own
+// variables (the token, model keys, proxy passwords are among them). chromedp
+// appends these to the runner's environment and the last assignment wins,
+// so Chromium and every page it runs start without the runner's secrets: a
+// page must not be able to read them from /proc/<pid>/environ.
+func blankRunnerEnv(environ []string) []string {
+	var blank []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, runnerEnvPrefix) {
+			blank = append(blank, k+"=")
+		}
+	}
+	return blank
+}
+
+// readDevToolsActivePort reads the DevTools port and browser endpoint path
+// Chromium writes into its profile once it listens. chromedp reads the same
+// from Chromium's output but does not expose it.
+func readDevToolsActivePort(ctx context.Context, dataDir string) (port, path string, err error) {
+	file := filepath.Join(dataDir, "DevToolsActivePort")
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for {
+		b, err := os.ReadFile(file)
+		if err == nil {
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) == 2 && lines[0] != "" && strings.HasPrefix(lines[1], "/devtools/browser/") {
+				return strings.TrimSpace(lines[0]), strings.TrimSpace(lines[1]), nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", fmt.Errorf("chromium did not write %s: %w", file, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// chromedpLogging routes chromedp's own messages into the runner's log.
+// Its debug output (every CDP message, proxy credentials included) is never
+// enabled.
+func (b *Browser) chromedpLogging() []chromedp.ContextOption {
+	l := b.log.With("source", "chromedp")
+	return []chromedp.ContextOption{
+		chromedp.WithLogf(func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }),
+		chromedp.WithErrorf(func(format string, args ...any) { l.Debug(fmt.Sprintf(format, args...)) }),
+	}
+}
+
+// lineLogger logs each line written to it at debug level: Chromium's output
+// is noisy (D-Bus, GPU probing) and only occasionally useful, for example
+// when it crashes.
+type lineLogger struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func newLineLogger(l *slog.Logger) io.Writer { return &lineLogger{log: l} }
+
+func (w *lineLogger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	for {
+		line, err := w.buf.ReadBytes('\n')
+		if err != nil {
+			// Keep the partial line for the next write, up to a bound.
+			if len(line) < 64<<10 {
+				w.buf.Write(line)
+			}
+			return len(p), nil
+		}
+		if s := strings.TrimSpace(string(line)); s != "" {
+			w.log.Debug("chromium output", "line", s)
+		}
+	}
+}
+
+// removeDir removes a directory the runner created or was told not to
+// preserve. It refuses directories whose loss would hurt more than a
+// profile: the filesystem root, the temporary directory itself, $HOME.
+func removeDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	abs = filepath.Clean(abs)
+	home, _ := os.UserHomeDir()
+	for _, keep := range []string{"/", filepath.Clean(os.TempDir()), filepath.Clean(home)} {
+		if abs == keep {
+			return fmt.Errorf("refusing to remove %s", abs)
+		}
+	}
+	return os.RemoveAll(abs)
+}

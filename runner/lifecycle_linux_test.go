@@ -1,0 +1,316 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+func TestBrowserCrash(t *testing.T) {
+	b := startTestBrowser(t, testConfig(nil))
+	engine := newTestEngine()
+	_, c, _ := newTestServer(t, b, engine)
+	pid := b.PID()
+	if pid == 0 {
+		t.Fatal("no browser pid")
+	}
+
+	type outcome struct {
+		status int
+		body   []byte
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		status, body, err := c.call(context.Background(), rpc.ActPath, act("hang"))
+		done <- outcome{status, body, err}
+	}()
+	engine.waitStarted(t, "hang")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing chromium: %v", err)
+	}
+
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the call in flight did not fail after the browser died")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	want(t, "status of the call in flight", o.status, 503)
+	e := decodeError(t, o.body)
+	want(t, "code of the call in flight", e.Code, rpc.CodeBrowserCrashed)
+	wantContains(t, "reason", e.Message, "chromium (pid "+strconv.Itoa(pid)+") exited unexpectedly")
+
+	// /healthz says so, with the reason.
+	resp, err := http.Get(c.base + rpc.HealthPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want(t, "health status", resp.StatusCode, 503)
+	var h rpc.Health
+	if err := json.Unmarshal(body, &h); err != nil {
+		t.Fatal(err)
+	}
+	want(t, "health", h.Status, rpc.HealthCrashed)
+	want(t, "health reason", h.Reason, e.Message)
+
+	// Later calls fail at once with the same reason.
+	status, body := c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
+	want(t, "status of a later call", status, 503)
+	later := decodeError(t, body)
+	want(t, "code of a later call", later.Code, rpc.CodeBrowserCrashed)
+	want(t, "message of a later call", later.Message, e.Message)
+
+	// Nothing of Chromium is left.
+	waitFor(t, "chromium's process group to be gone", func() bool { return !groupAlive(pid) })
+	if !errors.Is(b.Err(), b.Err()) || b.Err() == nil {
+		t.Errorf("Browser.Err() = nil after a crash")
+	}
+}
+
+// running reports whether pid exists and is not a zombie.
+func running(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	state, _, ok := procStat(strconv.Itoa(pid))
+	return ok && state != "Z"
+}
+
+// chromiumProcesses lists the processes whose command line names dataDir
+// as their profile: the browser and the helpers it starts.
+func chromiumProcesses(t *testing.T, dataDir string) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if strings.Contains(string(stat), ") Z ") {
+			continue // a zombie is dead, only not reaped yet
+		}
+		if strings.Contains(string(raw), "--user-data-dir="+dataDir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// startRun runs Run in the background and waits for /healthz to turn 200.
+func startRun(t *testing.T, cfg *Config, engine Engine) (base string, cancel context.CancelFunc, result <-chan error, logs *syncBuffer) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, buf := testLogger(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan error, 1)
+	go func() { ch <- Run(ctx, cfg, Options{Engine: engine, Logger: log, Listener: ln}) }()
+	base = "http://" + ln.Addr().String()
+	waitFor(t, "the runner to be ready", func() bool {
+		resp, err := http.Get(base + rpc.HealthPath)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	})
+	t.Cleanup(cancel)
+	return base, cancel, ch, buf
+}
+
+func TestShutdownLeavesNoChromium(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "profile")
+	cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+		lo.UserDataDir = dataDir
+		lo.PreserveUserDataDir = ptrTo(true)
+	}))
+	engine := newTestEngine()
+	base, stop, result, logs := startRun(t, cfg, engine)
+	c := rpcClient{base: base, token: testToken}
+
+	pids := chromiumProcesses(t, dataDir)
+	if len(pids) == 0 {
+		t.Fatal("no chromium process runs with the session's profile")
+	}
+	t.Logf("chromium processes: %v", pids)
+
+	// An operation in flight when the runner is told to stop fails with
+	// SHUTTING_DOWN instead of hanging.
+	type outcome struct {
+		status int
+		body   []byte
+	}
+	inFlight := make(chan outcome, 1)
+	go func() {
+		status, body, _ := c.call(context.Background(), rpc.ActPath, act("hold shutdown"))
+		inFlight <- outcome{status, body}
+	}()
+	engine.waitStarted(t, "hold shutdown")
+
+	stop() // what SIGTERM does in cmd/runner
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil after an orderly stop", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	o := <-inFlight
+	want(t, "status of the call in flight", o.status, 503)
+	want(t, "code of the call in flight", decodeError(t, o.body).Code, rpc.CodeShuttingDown)
+
+	for _, pid := range pids {
+		if running(pid) {
+			t.Errorf("chromium process %d outlived the runner", pid)
+		}
+	}
+	if left := chromiumProcesses(t, dataDir); len(left) > 0 {
+		t.Errorf("chromium processes %v outlived the runner", left)
+	}
+	if groupAlive(pids[0]) {
+		t.Errorf("chromium's process group %d outlived the runner", pids[0])
+	}
+	// Closing was graceful: the preserved profile was written.
+	if _, err := os.Stat(filepath.Join(dataDir, "Local State")); err != nil {
+		t.Errorf("the preserved profile lacks Local State: %v", err)
+	}
+	wantContains(t, "log", logs.String(), "session=test-session", "browser closed")
+}
+
+func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
+	const (
+		token         = "tok-NEVER-LOG-ME-4d2e6a"
+		proxyPassword = "pw-NEVER-LOG-ME-9b1c"
+		modelKey      = "sk-NEVER-LOG-ME-77aa"
+	)
+	backend := newPageServer(t, htmlHandler(`<!doctype html><title>secret test</title>`))
+	// The proxy wants another password, so the session's is refused and
+	// the refusal is reported: the error path must not leak it either.
+	_, proxySrv := newAuthProxy(t, "fleet", "the-password-the-proxy-wants", backend.URL)
+	dataDir := filepath.Join(t.TempDir(), "profile")
+
+	spec := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+		lo.UserDataDir = dataDir
+		lo.Proxy = &v1alpha1.LaunchProxy{
+			Server:            proxySrv.URL,
+			Username:          "fleet",
+			PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "proxy", Key: "password"},
+		}
+	})).Spec
+	spec.Model.APIKeySecretRef = &v1alpha1.SecretKeyReference{Name: "model", Key: "key"}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The environment the manager gives a runner pod.
+	t.Setenv(rpc.EnvSessionName, "secret-session")
+	t.Setenv(rpc.EnvSession, string(specJSON))
+	t.Setenv(rpc.EnvToken, token)
+	t.Setenv(rpc.EnvLaunchProxyPassword, proxyPassword)
+	t.Setenv(rpc.EnvModelAPIKey, modelKey)
+	t.Setenv(rpc.EnvModelHeaderPrefix+"X-Api-Key", modelKey)
+	cfg, err := ConfigFromEnv(os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
+
+	base, stop, result, logs := startRun(t, cfg, nil)
+	var bodies []string
+	record := func(status int, body []byte) {
+		bodies = append(bodies, strconv.Itoa(status)+" "+string(body))
+	}
+	wrong := rpcClient{base: base, token: token[:len(token)-1]}
+	status, body := wrong.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
+	want(t, "status with a wrong token", status, 401)
+	record(status, body)
+	c := rpcClient{base: base, token: token}
+	status, body = c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "http://site.test/"})
+	record(status, body)
+	want(t, "status through a refusing proxy", status, 502)
+	want(t, "code through a refusing proxy", decodeError(t, body).Code, rpc.CodeProxyAuthFailed)
+	status, body = c.mustCall(t, rpc.ActPath, act("click"))
+	record(status, body)
+	resp, err := http.Get(base + rpc.HealthPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	record(resp.StatusCode, hb)
+
+	// Chromium's environment has the runner's variables blanked.
+	pids := chromiumProcesses(t, dataDir)
+	if len(pids) == 0 {
+		t.Fatal("no chromium process runs with the session's profile")
+	}
+	environ, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stop()
+	if err := <-result; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for what, text := range map[string]string{
+		"the runner's log":       logs.String(),
+		"the responses":          strings.Join(bodies, "\n"),
+		"chromium's environment": string(environ),
+	} {
+		for name, secret := range map[string]string{"token": token, "proxy password": proxyPassword, "model key": modelKey} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains the %s", what, name)
+			}
+		}
+	}
+	wantContains(t, "log", logs.String(), "the proxy refused the session's credentials", "session=secret-session")
+	wantContains(t, "chromium's environment", string(environ), rpc.EnvToken+"=\x00")
+}

@@ -1,0 +1,49 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rpc
+
+// Paths and media types of the runner's RPC, next to the port and health and
+// CDP paths in rpc.go.
+const (
+	// ActPath runs one action described in natural language or given as an
+	// Action. Body ActRequest; result ActResult.
+	ActPath = "/v1/act"
+	// ObservePath lists the actions the page offers. Body ObserveRequest;
+	// result []Action.
+	ObservePath = "/v1/observe"
+	// ExtractPath extracts data from the page. Body ExtractRequest; result
+	// any JSON value.
+	ExtractPath = "/v1/extract"
+	// NavigatePath loads a URL in the page. Body NavigateRequest; result
+	// NavigateResult.
+	NavigatePath = "/v1/navigate"
+
+	// ContentTypeJSON is the media type of request bodies and of plain
+	// responses.
+	ContentTypeJSON = "application/json"
+	// ContentTypeNDJSON, sent in Accept, asks for a streamed response: one
+	// StreamLine per line. See StreamLine.
+	ContentTypeNDJSON = "application/x-ndjson"
+
+	// AuthorizationScheme is the scheme of the Authorization header that
+	// carries the runner token: "Authorization: Bearer <token>".
+	AuthorizationScheme = "Bearer"
+
+	// MaxRequestBytes bounds a request body. Bodies are instructions, JSON
+	// schemas and variables; a larger one is refused with 413.
+	MaxRequestBytes = 4 << 20
+)

@@ -1,0 +1,321 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+)
+
+// DefaultConnectTimeout bounds attaching to a session's cdpUrl when
+// launchOptions.connectTimeoutMs is not set, as Playwright's connectOverCDP.
+const DefaultConnectTimeout = 30 * time.Second
+
+// settings is what the runner does with a session's spec: the union of
+// launchOptions (type local) and cloudSessionCreateParams (type cloud; both
+// run a Chromium on the runner pod), with defaults applied and the device
+// profile chosen. newSettings is the only place that reads the spec's
+// browser fields.
+type settings struct {
+	// attach, when set, attaches to an existing browser instead of
+	// launching one; the launch fields are then unused.
+	attach *attachSettings
+
+	execPath          string
+	port              int32
+	headless          bool
+	devtools          bool
+	sandbox           bool
+	userArgs          []flag
+	ignoreDefaultArgs []string
+	ignoreAllDefaults bool
+	proxy             *proxySettings
+
+	userDataDir         string
+	preserveUserDataDir bool
+
+	// downloadsPath empty means a temporary directory removed at close.
+	downloadsPath     string
+	acceptDownloads   bool
+	downloadsExplicit bool
+
+	ignoreHTTPSErrors bool
+	blockAds          bool
+
+	profile deviceProfile
+	// locale is a BCP 47 tag ("de-DE"), or empty for Chromium's default.
+	locale string
+
+	// notes say what the session asked for and the runner cannot do; they
+	// are logged once at start.
+	notes []string
+}
+
+type attachSettings struct {
+	url            string
+	headers        map[string]string
+	connectTimeout time.Duration
+}
+
+type proxySettings struct {
+	server   string
+	bypass   string
+	username string
+	password Secret
+}
+
+// flag is one Chromium command-line switch: value is a string (--name=value)
+// or true (--name).
+type flag struct {
+	name  string
+	value any
+}
+
+// deniedArgs are switches a session may not pass: they would expose the
+// browser's DevTools endpoint without the runner's token, or fight the
+// runner for settings it manages.
+var deniedArgs = map[string]string{
+	"remote-debugging-address": "it would expose the browser's DevTools to the network without the runner's token",
+	"remote-debugging-pipe":    "the runner talks to the browser over its DevTools port",
+	"remote-debugging-port":    "use launchOptions.port",
+	"user-data-dir":            "use launchOptions.userDataDir",
+}
+
+func newSettings(cfg *Config) (*settings, error) {
+	spec := &cfg.Spec
+	var lo *v1alpha1.LaunchOptions
+	var cdpURL string
+	if b := spec.Browser; b != nil {
+		lo = b.LaunchOptions
+		cdpURL = b.CDPURL
+	}
+	if lo == nil {
+		lo = &v1alpha1.LaunchOptions{}
+	}
+	var params *v1alpha1.CloudSessionCreateParams
+	var bs *v1alpha1.BrowserSettings
+	if params = spec.CloudSessionCreateParams; params != nil {
+		bs = params.BrowserSettings
+	}
+	if bs == nil {
+		bs = &v1alpha1.BrowserSettings{}
+	}
+
+	s := &settings{
+		execPath:            cfg.ChromiumPath,
+		headless:            deref(lo.Headless, true),
+		devtools:            deref(lo.Devtools, false),
+		sandbox:             deref(lo.ChromiumSandbox, false),
+		ignoreDefaultArgs:   lo.IgnoreDefaultArgs,
+		ignoreAllDefaults:   deref(lo.IgnoreAllDefaultArgs, false),
+		userDataDir:         lo.UserDataDir,
+		preserveUserDataDir: deref(lo.PreserveUserDataDir, false),
+		downloadsPath:       lo.DownloadsPath,
+		acceptDownloads:     deref(lo.AcceptDownloads, true),
+		downloadsExplicit:   lo.DownloadsPath != "" || lo.AcceptDownloads != nil,
+		ignoreHTTPSErrors:   deref(lo.IgnoreHTTPSErrors, false),
+		blockAds:            deref(bs.BlockAds, false),
+	}
+	if lo.ExecutablePath != "" {
+		s.execPath = lo.ExecutablePath
+	}
+	if lo.Port != nil {
+		s.port = *lo.Port
+	}
+
+	var errs []error
+	for _, a := range lo.Args {
+		f, err := parseArg(a)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.userArgs = append(s.userArgs, f)
+	}
+
+	if cdpURL == "" {
+		cdpURL = lo.CDPURL
+	}
+	if cdpURL != "" {
+		u, err := url.Parse(cdpURL)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cdpUrl is not a URL: %w", err))
+		case u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https":
+			errs = append(errs, fmt.Errorf("cdpUrl scheme %q is not ws, wss, http or https", u.Scheme))
+		case u.Host == "":
+			errs = append(errs, errors.New("cdpUrl has no host"))
+		}
+		s.attach = &attachSettings{url: cdpURL, headers: lo.CDPHeaders, connectTimeout: DefaultConnectTimeout}
+		if lo.ConnectTimeoutMs != nil && *lo.ConnectTimeoutMs > 0 {
+			s.attach.connectTimeout = time.Duration(*lo.ConnectTimeoutMs) * time.Millisecond
+		}
+		for _, o := range []struct {
+			name string
+			set  bool
+		}{
+			{"args", len(lo.Args) > 0},
+			{"executablePath", lo.ExecutablePath != ""},
+			{"port", lo.Port != nil},
+			{"userDataDir", lo.UserDataDir != ""},
+			{"headless", lo.Headless != nil},
+			{"devtools", lo.Devtools != nil},
+			{"chromiumSandbox", lo.ChromiumSandbox != nil},
+			{"ignoreDefaultArgs", len(lo.IgnoreDefaultArgs) > 0 || lo.IgnoreAllDefaultArgs != nil},
+			{"proxy", lo.Proxy != nil},
+		} {
+			if o.set {
+				s.notes = append(s.notes, "launchOptions."+o.name+" does not apply when attaching to cdpUrl")
+			}
+		}
+	}
+
+	// The proxy: the launch proxy, else the first external proxy of the
+	// cloud parameters. Chromium takes one proxy for all traffic, so
+	// further proxies and domain patterns cannot be honoured.
+	if p := lo.Proxy; p != nil {
+		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
+	} else if params != nil {
+		for i, p := range params.Proxies {
+			switch {
+			case p.Type == v1alpha1.ProxyTypeCloud:
+				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: this installation has no cloud proxies; the entry is ignored", i))
+			case s.proxy != nil:
+				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: only the first external proxy is used", i))
+			default:
+				s.proxy = &proxySettings{server: p.Server, username: p.Username, password: cfg.Secrets.ProxyPasswords[i]}
+				if p.DomainPattern != "" {
+					s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d].domainPattern: the proxy carries all traffic, not only matching hosts", i))
+				}
+			}
+		}
+	}
+	if s.proxy != nil {
+		if err := validateProxyServer(s.proxy.server); err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	s.profile, s.notes = chooseProfileNotes(bs, s.notes)
+	vp := lo.Viewport
+	if vp == nil {
+		vp = bs.Viewport
+	}
+	if vp != nil {
+		s.profile.Viewport = size{int64(vp.Width), int64(vp.Height)}
+		s.profile.Screen.Width = max(s.profile.Screen.Width, s.profile.Viewport.Width)
+		s.profile.Screen.Height = max(s.profile.Screen.Height, s.profile.Viewport.Height)
+	}
+	if lo.DeviceScaleFactor != nil {
+		s.profile.DeviceScaleFactor = *lo.DeviceScaleFactor
+	}
+	if lo.HasTouch != nil {
+		s.profile.Touch = *lo.HasTouch
+		switch {
+		case !s.profile.Touch:
+			s.profile.MaxTouchPoints = 0
+		case s.profile.MaxTouchPoints == 0:
+			s.profile.MaxTouchPoints = 5
+		}
+	}
+	s.locale = strings.ReplaceAll(lo.Locale, "_", "-")
+	if s.locale == "" && bs.Fingerprint != nil && len(bs.Fingerprint.Locales) > 0 {
+		s.locale = strings.ReplaceAll(bs.Fingerprint.Locales[0], "_", "-")
+	}
+
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{
+		{"advancedStealth", deref(bs.AdvancedStealth, false)},
+		{"captchaImageSelector", bs.CaptchaImageSelector != ""},
+		{"captchaInputSelector", bs.CaptchaInputSelector != ""},
+		{"context", bs.Context != nil},
+		{"extensionId", bs.ExtensionID != ""},
+		{"logSession", deref(bs.LogSession, false)},
+		{"recordSession", deref(bs.RecordSession, false)},
+		{"solveCaptchas", deref(bs.SolveCaptchas, false)},
+		{"verified", deref(bs.Verified, false)},
+	} {
+		if o.set {
+			s.notes = append(s.notes, "browserSettings."+o.name+" is not supported by this runner and is ignored")
+		}
+	}
+	if params != nil && params.ExtensionID != "" {
+		s.notes = append(s.notes, "cloudSessionCreateParams.extensionId is not supported by this runner and is ignored")
+	}
+	return s, errors.Join(errs...)
+}
+
+func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (deviceProfile, []string) {
+	p, more := chooseProfile(bs.OS, bs.Fingerprint)
+	return p, append(notes, more...)
+}
+
+// parseArg turns "--name=value" or "--name" into a flag. Positional
+// arguments are refused: Chromium would open them as URLs, and the runner
+// owns the first tab.
+func parseArg(a string) (flag, error) {
+	if !strings.HasPrefix(a, "-") {
+		return flag{}, fmt.Errorf("launchOptions.args: an argument that is not a --switch is not allowed")
+	}
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	if name == "" {
+		return flag{}, fmt.Errorf("launchOptions.args: an empty switch is not allowed")
+	}
+	if why, denied := deniedArgs[name]; denied {
+		return flag{}, fmt.Errorf("launchOptions.args: --%s is not allowed: %s", name, why)
+	}
+	if !hasValue {
+		return flag{name: name, value: true}, nil
+	}
+	return flag{name: name, value: value}, nil
+}
+
+// validateProxyServer accepts what Chromium's --proxy-server takes for one
+// proxy: [scheme://]host:port.
+func validateProxyServer(server string) error {
+	s := server
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("proxy server is not [scheme://]host:port")
+	}
+	if u.User != nil {
+		return fmt.Errorf("proxy server must not carry credentials: use username and passwordSecretRef")
+	}
+	switch u.Scheme {
+	case "http", "https", "socks4", "socks5":
+	default:
+		return fmt.Errorf("proxy server scheme %q is not http, https, socks4 or socks5", u.Scheme)
+	}
+	return nil
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

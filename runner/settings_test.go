@@ -1,0 +1,344 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	spec := v1alpha1.BrowserSessionSpec{
+		Model: v1alpha1.ModelSpec{
+			Name:             "openai/gpt-4.1-mini",
+			BaseURL:          "http://vllm:8000/v1",
+			Headers:          map[string]string{"X-Team": "search", "X-Api-Key": "plain"},
+			APIKeySecretRef:  &v1alpha1.SecretKeyReference{Name: "keys", Key: "openai"},
+			HeadersSecretRef: &v1alpha1.SecretReference{Name: "headers"},
+		},
+		DOMSettleTimeoutMs: ptrTo(int32(1500)),
+		Browser:            &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeCloud},
+		CloudSessionCreateParams: &v1alpha1.CloudSessionCreateParams{
+			Proxies: []v1alpha1.Proxy{
+				{Type: v1alpha1.ProxyTypeCloud},
+				{Type: v1alpha1.ProxyTypeExternal, Server: "http://proxy:3128", Username: "u",
+					PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "p", Key: "k"}},
+			},
+		},
+	}
+	raw, _ := json.Marshal(spec)
+	env := []string{
+		rpc.EnvSessionName + "=abc",
+		rpc.EnvNamespace + "=team-a",
+		rpc.EnvSession + "=" + string(raw),
+		rpc.EnvToken + "=tok",
+		rpc.EnvPodIP + "=10.1.2.3",
+		rpc.EnvModelAPIKey + "=sk-1",
+		rpc.EnvModelHeaderPrefix + "X-Api-Key=secret-header",
+		fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, 1) + "=proxy-pw",
+		"UNRELATED=1",
+	}
+	cfg, err := ConfigFromEnv(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "session", cfg.SessionName, "abc")
+	want(t, "namespace", cfg.Namespace, "team-a")
+	want(t, "token", cfg.Token.Reveal(), "tok")
+	want(t, "address", cfg.Address(), "10.1.2.3:8080")
+	want(t, "proxy 1 password", cfg.Secrets.ProxyPasswords[1].Reveal(), "proxy-pw")
+	want(t, "chromium", cfg.ChromiumPath, DefaultChromiumPath)
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	wantModel := rpc.ModelConfig{
+		ModelName: "openai/gpt-4.1-mini",
+		APIKey:    "sk-1",
+		BaseURL:   "http://vllm:8000/v1",
+		// The secret header wins over the plain one of the same name.
+		Headers: map[string]string{"X-Team": "search", "X-Api-Key": "secret-header"},
+	}
+	if diff := cmp.Diff(wantModel, cfg.DefaultModel()); diff != "" {
+		t.Errorf("DefaultModel (-want +got):\n%s", diff)
+	}
+	s, err := newSettings(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.proxy == nil || s.proxy.server != "http://proxy:3128" || s.proxy.password.Reveal() != "proxy-pw" {
+		t.Errorf("proxy = %+v, want the first external proxy with its password", s.proxy)
+	}
+
+	// IPv6 pod IPs are bracketed; a flag wins.
+	cfg.PodIP = "fd00::1"
+	want(t, "IPv6 address", cfg.Address(), "[fd00::1]:8080")
+	cfg.ListenAddress = "127.0.0.1:9999"
+	want(t, "flag address", cfg.Address(), "127.0.0.1:9999")
+
+	for name, env := range map[string][]string{
+		"no session":     {rpc.EnvToken + "=tok"},
+		"malformed spec": {rpc.EnvToken + "=tok", rpc.EnvSession + "={"},
+	} {
+		if _, err := ConfigFromEnv(env); err == nil {
+			t.Errorf("%s: ConfigFromEnv succeeded", name)
+		}
+	}
+	noToken, err := ConfigFromEnv([]string{rpc.EnvSession + "=" + string(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := noToken.Validate(); err == nil || !strings.Contains(err.Error(), rpc.EnvToken) {
+		t.Errorf("Validate without a token = %v, want an error naming %s", err, rpc.EnvToken)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    func(*v1alpha1.BrowserSessionSpec)
+		wantErr string
+		check   func(t *testing.T, s *settings, flags map[string]any)
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, s *settings, flags map[string]any) {
+				for _, f := range []string{"headless", "no-sandbox", "disable-background-networking", "disable-component-update", "disable-sync", "no-first-run", "disable-quic"} {
+					want(t, "--"+f, flags[f], any(true))
+				}
+				want(t, "--window-size", flags["window-size"], any("1280,720"))
+				want(t, "accept downloads", s.acceptDownloads, true)
+				want(t, "profile", s.profile.OS, osLinux)
+			},
+		},
+		{
+			name: "sandbox, proxy bypass, locale and user args",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.ChromiumSandbox = ptrTo(true)
+				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
+				lo.Locale = "pt_BR"
+				lo.Args = []string{"--force-dark-mode", "--disable-quic=false", "--window-size=800,600"}
+				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-extensions"}
+			}),
+			check: func(t *testing.T, s *settings, flags map[string]any) {
+				want(t, "--no-sandbox", flags["no-sandbox"], any(false))
+				want(t, "--proxy-server", flags["proxy-server"], any("socks5://proxy:1080"))
+				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("localhost;.internal"))
+				want(t, "--lang", flags["lang"], any("pt-BR"))
+				want(t, "--accept-lang", flags["accept-lang"], any("pt-BR,pt"))
+				want(t, "--force-dark-mode", flags["force-dark-mode"], any(true))
+				// The session's args win over what the runner would set.
+				want(t, "--window-size", flags["window-size"], any("800,600"))
+				want(t, "--disable-quic", flags["disable-quic"], any("false"))
+				if _, ok := flags["mute-audio"]; ok {
+					t.Error("--mute-audio is passed although ignored")
+				}
+				if _, ok := flags["disable-extensions"]; ok {
+					t.Error("--disable-extensions is passed although ignored")
+				}
+			},
+		},
+		{
+			name: "ignore all default args",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.IgnoreAllDefaultArgs = ptrTo(true)
+			}),
+			check: func(t *testing.T, s *settings, flags map[string]any) {
+				for _, f := range []string{"headless", "no-sandbox", "disable-sync"} {
+					if _, ok := flags[f]; ok {
+						t.Errorf("--%s is passed although all defaults are ignored", f)
+					}
+				}
+				// What the session asked for explicitly stays.
+				want(t, "--window-size", flags["window-size"], any("1280,720"))
+			},
+		},
+		{
+			name: "headful with devtools",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Headless = ptrTo(false)
+				lo.Devtools = ptrTo(true)
+				lo.Port = ptrTo(int32(9333))
+			}),
+			check: func(t *testing.T, s *settings, flags map[string]any) {
+				if _, ok := flags["headless"]; ok {
+					t.Error("--headless is passed to a headful browser")
+				}
+				want(t, "--auto-open-devtools-for-tabs", flags["auto-open-devtools-for-tabs"], any(true))
+				want(t, "--remote-debugging-port", flags["remote-debugging-port"], any("9333"))
+			},
+		},
+		{
+			name:    "remote debugging address refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--remote-debugging-address=0.0.0.0"} }),
+			wantErr: "--remote-debugging-address is not allowed",
+		},
+		{
+			name:    "positional argument refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"https://example.com"} }),
+			wantErr: "not a --switch",
+		},
+		{
+			name: "proxy with credentials in the URL refused",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Proxy = &v1alpha1.LaunchProxy{Server: "http://user:pw@proxy:3128"}
+			}),
+			wantErr: "must not carry credentials",
+		},
+		{
+			name: "attach",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.CDPURL = "wss://browser.example/devtools/browser/x?token=abc"
+				lo.ConnectTimeoutMs = ptrTo(int32(2500))
+				lo.Args = []string{"--foo"}
+			}),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				if s.attach == nil {
+					t.Fatal("not attaching")
+				}
+				want(t, "connect timeout", s.attach.connectTimeout.String(), "2.5s")
+				wantContains(t, "notes", strings.Join(s.notes, "\n"), "launchOptions.args does not apply when attaching")
+			},
+		},
+		{
+			name: "cloud settings the runner cannot honour are noted",
+			spec: cloudParams(&v1alpha1.CloudSessionCreateParams{
+				BrowserSettings: &v1alpha1.BrowserSettings{SolveCaptchas: ptrTo(true), Context: &v1alpha1.BrowserContext{ID: "ctx"}},
+				Proxies:         []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeCloud}},
+			}),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				notes := strings.Join(s.notes, "\n")
+				wantContains(t, "notes", notes, "browserSettings.solveCaptchas", "browserSettings.context", "proxies[0]")
+				if s.proxy != nil {
+					t.Errorf("a cloud proxy became %+v", s.proxy)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := newSettings(testConfig(tt.spec))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("newSettings error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			flags := map[string]any{}
+			for _, f := range s.launchFlags() {
+				flags[f.name] = f.value
+			}
+			tt.check(t, s, flags)
+		})
+	}
+}
+
+func TestChooseProfile(t *testing.T) {
+	fp := func(f v1alpha1.Fingerprint) *v1alpha1.Fingerprint { return &f }
+	tests := []struct {
+		name      string
+		os        v1alpha1.OS
+		fp        *v1alpha1.Fingerprint
+		wantOS    osFamily
+		wantDev   deviceClass
+		wantBrand browserBrand
+		wantNote  string
+	}{
+		{name: "nothing asked", wantOS: osLinux, wantDev: deviceDesktop, wantBrand: brandChrome},
+		{name: "mac", os: "mac", wantOS: osMacOS, wantDev: deviceDesktop, wantBrand: brandChrome},
+		{name: "mobile", os: "mobile", wantOS: osAndroid, wantDev: deviceMobile, wantBrand: brandChrome},
+		{name: "tablet", os: "tablet", wantOS: osAndroid, wantDev: deviceTablet, wantBrand: brandChrome},
+		{name: "mobile on ios", os: "mobile", fp: fp(v1alpha1.Fingerprint{OperatingSystems: []v1alpha1.FingerprintOS{"windows", "ios"}}), wantOS: osIOS, wantDev: deviceMobile, wantBrand: brandChrome},
+		{name: "os wins over fingerprint", os: "windows", fp: fp(v1alpha1.Fingerprint{OperatingSystems: []v1alpha1.FingerprintOS{"macos"}, Devices: []v1alpha1.FingerprintDevice{"mobile"}}), wantOS: osWindows, wantDev: deviceDesktop, wantBrand: brandChrome},
+		{name: "fingerprint android", fp: fp(v1alpha1.Fingerprint{OperatingSystems: []v1alpha1.FingerprintOS{"android"}}), wantOS: osAndroid, wantDev: deviceMobile, wantBrand: brandChrome},
+		{name: "fingerprint mobile device skips desktop systems", fp: fp(v1alpha1.Fingerprint{Devices: []v1alpha1.FingerprintDevice{"mobile"}, OperatingSystems: []v1alpha1.FingerprintOS{"linux", "ios"}}), wantOS: osIOS, wantDev: deviceMobile, wantBrand: brandChrome},
+		{name: "edge", fp: fp(v1alpha1.Fingerprint{Browsers: []v1alpha1.FingerprintBrowser{"edge", "firefox"}, OperatingSystems: []v1alpha1.FingerprintOS{"windows"}}), wantOS: osWindows, wantDev: deviceDesktop, wantBrand: brandEdge},
+		{name: "firefox cannot be presented", fp: fp(v1alpha1.Fingerprint{Browsers: []v1alpha1.FingerprintBrowser{"firefox"}}), wantOS: osLinux, wantDev: deviceDesktop, wantBrand: brandChrome, wantNote: "cannot be presented by Chromium"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, notes := chooseProfile(tt.os, tt.fp)
+			want(t, "os", p.OS, tt.wantOS)
+			want(t, "device", p.Device, tt.wantDev)
+			want(t, "brand", p.Brand, tt.wantBrand)
+			if tt.wantNote != "" {
+				wantContains(t, "notes", strings.Join(notes, "\n"), tt.wantNote)
+			}
+			// Coherence: the user agent, platform and client hints agree.
+			ua := p.userAgent("156.0.8078.79")
+			switch p.OS {
+			case osMacOS:
+				wantContains(t, "ua", ua, "Macintosh")
+				want(t, "platform", p.platform(), "MacIntel")
+			case osWindows:
+				wantContains(t, "ua", ua, "Windows NT")
+				want(t, "platform", p.platform(), "Win32")
+			case osAndroid:
+				wantContains(t, "ua", ua, "Android")
+				want(t, "mobile ua", strings.Contains(ua, " Mobile "), p.Device == deviceMobile)
+			case osIOS:
+				wantContains(t, "ua", ua, "CriOS/156.0.8078.79")
+				if p.metadata("156.0.8078.79") != nil {
+					t.Error("Chrome on iOS has client hints")
+				}
+			}
+			if p.Brand == brandEdge {
+				wantContains(t, "ua", ua, "Edg/156.0.0.0")
+			}
+			if m := p.metadata("156.0.8078.79"); m != nil {
+				want(t, "client hints mobile", m.Mobile, p.Device == deviceMobile)
+			}
+			want(t, "touch on a handheld", p.Touch, p.Device != deviceDesktop)
+		})
+	}
+	// A fingerprint screen bounds the screen and the viewport with it.
+	p, _ := chooseProfile("", fp(v1alpha1.Fingerprint{Screen: &v1alpha1.Screen{MaxWidth: ptrTo(int32(1024)), MaxHeight: ptrTo(int32(640))}}))
+	want(t, "screen", p.Screen, size{1024, 640})
+	want(t, "viewport", p.Viewport, size{1024, 640})
+}
+
+func TestSecretNeverPrints(t *testing.T) {
+	s := NewSecret("hunter2")
+	var buf syncBuffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "secret", s, "struct", struct{ S Secret }{s})
+	raw, _ := json.Marshal(map[string]any{"s": s})
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s %q", s, s, s, s, s), buf.String(), string(raw)} {
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("%q shows the secret", out)
+		}
+	}
+	want(t, "Reveal", s.Reveal(), "hunter2")
+}
+
+func TestRedaction(t *testing.T) {
+	want(t, "redactURL", redactURL("wss://user:pw@browser.example:443/devtools/browser/x?token=abc"), "wss://browser.example:443")
+	want(t, "redactUserinfo", redactUserinfo("https://user:pw@site.example/a?b=c"), "https://site.example/a?b=c")
+	got := blankRunnerEnv([]string{"HOME=/tmp", rpc.EnvToken + "=tok", rpc.EnvModelHeaderPrefix + "Auth=x"})
+	if diff := cmp.Diff([]string{rpc.EnvToken + "=", rpc.EnvModelHeaderPrefix + "Auth="}, got); diff != "" {
+		t.Errorf("blankRunnerEnv (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,80 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package page
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// benchPagePath is the fixed 6,096-element catalogue page that snapshot
+// figures are compared on, relative to this package's directory.
+// BROWSERFLEET_BENCH_PAGE overrides it.
+const benchPagePath = "../../../shared/bench/catalogue-6k.html"
+
+var benchHTML struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// benchPage returns the catalogue page, which the test servers serve at
+// /bench.
+func benchPage() []byte {
+	benchHTML.once.Do(func() {
+		p := os.Getenv("BROWSERFLEET_BENCH_PAGE")
+		if p == "" {
+			p = filepath.FromSlash(benchPagePath)
+		}
+		benchHTML.b, benchHTML.err = os.ReadFile(p)
+	})
+	return benchHTML.b
+}
+
+// BenchmarkSnapshot measures Capture on the catalogue page and reports the
+// snapshot's size in bytes and in estimated tokens (bytes/4). The dom case
+// is the default; chrome-ax takes roles and names from Chrome's
+// accessibility tree instead.
+func BenchmarkSnapshot(b *testing.B) {
+	if benchPage(); benchHTML.err != nil {
+		b.Fatalf("read the bench page: %v", benchHTML.err)
+	}
+	for _, bc := range []struct {
+		name string
+		opts SnapshotOptions
+	}{
+		{"dom", SnapshotOptions{}},
+		{"chrome-ax", SnapshotOptions{ChromeAccessibility: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tb := newTab(b)
+			tb.open("/bench")
+			var size int
+			for b.Loop() {
+				s, err := tb.p.Capture(tb.ctx, bc.opts)
+				if err != nil {
+					b.Fatalf("capture: %v", err)
+				}
+				size = len(s.Tree)
+			}
+			b.ReportMetric(float64(size), "bytes")
+			b.ReportMetric(float64(size)/4, "tokens")
+		})
+	}
+}

@@ -1,0 +1,539 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// Methods Perform understands. Names compare case-insensitively, and
+// "dblclick" and "selectOption" are accepted too.
+const (
+	MethodClick          = "click"
+	MethodDoubleClick    = "doubleClick"
+	MethodHover          = "hover"
+	MethodFill           = "fill"
+	MethodType           = "type"
+	MethodPress          = "press"
+	MethodScrollTo       = "scrollTo"
+	MethodScrollIntoView = "scrollIntoView"
+	MethodNextChunk      = "nextChunk"
+	MethodPrevChunk      = "prevChunk"
+	MethodSelectOption   = "selectOptionFromDropdown"
+	MethodDragAndDrop    = "dragAndDrop"
+)
+
+// methods maps the lower-cased names Perform accepts, aliases included, to
+// the methods above.
+var methods = map[string]string{
+	"click": MethodClick, "doubleclick": MethodDoubleClick, "dblclick": MethodDoubleClick,
+	"hover": MethodHover, "fill": MethodFill, "type": MethodType, "press": MethodPress,
+	"scrollto": MethodScrollTo, "scrollintoview": MethodScrollIntoView,
+	"nextchunk": MethodNextChunk, "prevchunk": MethodPrevChunk,
+	"selectoptionfromdropdown": MethodSelectOption, "selectoption": MethodSelectOption,
+	"draganddrop": MethodDragAndDrop,
+}
+
+// ErrUnsupportedMethod reports a method Perform does not know.
+var ErrUnsupportedMethod = errors.New("unsupported method")
+
+// Perform carries out one action on el with real input events: the element
+// is scrolled into view and located with DOM.getContentQuads, and the mouse
+// and keyboard events go to the tab through Input.dispatchMouseEvent,
+// Input.dispatchKeyEvent and Input.insertText, so the page sees the same
+// events a user would cause (pointer, mouse, focus, key, input, change...).
+//
+// Methods and their arguments:
+//
+//	click, doubleClick, hover     no arguments
+//	fill <text>                   clear the field, then insert text
+//	type <text>                   type text key by key, without clearing
+//	press <key>                   e.g. "Enter", "Tab", "ArrowDown", "Control+A";
+//	                              on el if given, else on the focused element
+//	scrollTo <percent>            e.g. "50%": scroll el's scroll container (or the
+//	                              page, with a nil el) to that share of its height
+//	nextChunk, prevChunk          scroll one viewport down or up
+//	scrollIntoView                scroll el into view
+//	selectOptionFromDropdown <option>...
+//	                              select options of a native <select> by text or
+//	                              value, firing input and change
+//	dragAndDrop <target>          drag el onto target: a snapshot id ("0-42") or a
+//	                              selector in el's frame
+//
+// Scrolling sets the scroll position directly (the page receives scroll
+// events, not wheel events), so it is exact and finished when Perform
+// returns. An id of a text node (a StaticText line) acts on its parent
+// element. Perform brings the tab to the front first, because Chrome holds
+// back input to background tabs. Errors name the method and the element.
+func (p *Page) Perform(ctx context.Context, el *Element, method string, args []string) error {
+	p.inputMu.Lock()
+	defer p.inputMu.Unlock()
+	ctx, release := withObjects(ctx)
+	defer release()
+	err := p.perform(ctx, el, method, args)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", method, el, err)
+	}
+	return nil
+}
+
+func (p *Page) perform(ctx context.Context, el *Element, method string, args []string) error {
+	m, ok := methods[strings.ToLower(method)]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnsupportedMethod, method)
+	}
+	// Chrome delivers input only to the tab in front: in a background tab
+	// the first event waits for an input timeout (five seconds) before it
+	// is dropped through. A user switches to the tab first; so do we.
+	if err := p.main.call(ctx, "Page.bringToFront", nil, nil); err != nil {
+		return fmt.Errorf("bring tab to front: %w", err)
+	}
+	arg := func() (string, error) {
+		if len(args) == 0 {
+			return "", errors.New("missing argument")
+		}
+		return args[0], nil
+	}
+	needEl := func() error {
+		if el == nil {
+			return errors.New("needs an element")
+		}
+		return nil
+	}
+	switch m {
+	case MethodClick:
+		if err := needEl(); err != nil {
+			return err
+		}
+		return p.click(ctx, el, 1)
+	case MethodDoubleClick:
+		if err := needEl(); err != nil {
+			return err
+		}
+		return p.click(ctx, el, 2)
+	case MethodHover:
+		if err := needEl(); err != nil {
+			return err
+		}
+		x, y, err := p.point(ctx, el)
+		if err != nil {
+			return err
+		}
+		return p.mouse(ctx, input.MouseMoved, x, y, input.None, 0)
+	case MethodFill:
+		if err := needEl(); err != nil {
+			return err
+		}
+		text, err := arg()
+		if err != nil {
+			return err
+		}
+		return p.fill(ctx, el, text)
+	case MethodType:
+		text, err := arg()
+		if err != nil {
+			return err
+		}
+		if el != nil {
+			if err := p.focus(ctx, el); err != nil {
+				return err
+			}
+		}
+		return p.typeText(ctx, text)
+	case MethodPress:
+		key, err := arg()
+		if err != nil {
+			return err
+		}
+		kp, err := parseKey(key)
+		if err != nil {
+			return err
+		}
+		if el != nil {
+			// As with a script's element.focus(), an element that cannot
+			// take focus leaves it where it is; the key still goes out.
+			if err := p.focus(ctx, el); err != nil && !strings.Contains(err.Error(), "not focusable") {
+				return err
+			}
+		}
+		for _, e := range kp.events() {
+			if err := p.main.do(ctx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	case MethodScrollTo:
+		a, err := arg()
+		if err != nil {
+			return err
+		}
+		pct, err := parsePercent(a)
+		if err != nil {
+			return err
+		}
+		return p.scroll(ctx, el, "to", pct)
+	case MethodNextChunk:
+		return p.scroll(ctx, el, "by", 1)
+	case MethodPrevChunk:
+		return p.scroll(ctx, el, "by", -1)
+	case MethodScrollIntoView:
+		if err := needEl(); err != nil {
+			return err
+		}
+		return el.Frame.sess.call(ctx, "DOM.scrollIntoViewIfNeeded", el.node(), nil)
+	case MethodSelectOption:
+		if err := needEl(); err != nil {
+			return err
+		}
+		if len(args) == 0 {
+			return errors.New("missing option")
+		}
+		return p.selectOption(ctx, el, args)
+	case MethodDragAndDrop:
+		if err := needEl(); err != nil {
+			return err
+		}
+		to, err := arg()
+		if err != nil {
+			return err
+		}
+		return p.dragAndDrop(ctx, el, to)
+	}
+	return fmt.Errorf("%w %q", ErrUnsupportedMethod, method)
+}
+
+// node is the parameter naming the element in DOM commands.
+func (e *Element) node() map[string]any {
+	return map[string]any{"backendNodeId": e.BackendNodeID}
+}
+
+// object returns a remote object for the element, or for its parent element
+// when it is a text node (a model may answer with a StaticText id).
+func (e *Element) object(ctx context.Context) (string, error) {
+	obj, err := e.Frame.sess.resolveNode(ctx, e.BackendNodeID)
+	if err != nil {
+		return "", err
+	}
+	if !e.text {
+		return obj, nil
+	}
+	parent, err := e.Frame.sess.callOn(ctx, obj, `function() { return this.parentElement; }`, false)
+	if err != nil {
+		return "", err
+	}
+	if parent.ObjectID == "" {
+		return "", errors.New("text node has no parent element")
+	}
+	return parent.ObjectID, nil
+}
+
+// point scrolls the element into view and returns the centre of its first
+// visible box in the tab's viewport.
+func (p *Page) point(ctx context.Context, el *Element) (float64, float64, error) {
+	s := el.Frame.sess
+	if err := s.call(ctx, "DOM.scrollIntoViewIfNeeded", el.node(), nil); err != nil {
+		return 0, 0, fmt.Errorf("scroll into view: %w", err)
+	}
+	var q struct {
+		Quads [][]float64 `json:"quads"`
+	}
+	if err := s.call(ctx, "DOM.getContentQuads", el.node(), &q); err != nil {
+		return 0, 0, fmt.Errorf("locate: %w", err)
+	}
+	for _, quad := range q.Quads {
+		if len(quad) != 8 || quadArea(quad) < 1 {
+			continue
+		}
+		x := (quad[0] + quad[2] + quad[4] + quad[6]) / 4
+		y := (quad[1] + quad[3] + quad[5] + quad[7]) / 4
+		return el.Frame.toViewport(ctx, x, y)
+	}
+	return 0, 0, errors.New("element has no visible box")
+}
+
+// quadArea is the area of a quad given as four x,y corners (shoelace).
+func quadArea(q []float64) float64 {
+	var a float64
+	for i := 0; i < 4; i++ {
+		j := (i + 1) % 4
+		a += q[2*i]*q[2*j+1] - q[2*j]*q[2*i+1]
+	}
+	return math.Abs(a) / 2
+}
+
+// mouse dispatches one mouse event to the tab.
+func (p *Page) mouse(ctx context.Context, typ input.MouseType, x, y float64, button input.MouseButton, clicks int64) error {
+	e := input.DispatchMouseEvent(typ, x, y).WithButton(button).WithPointerType(input.Mouse)
+	if clicks > 0 {
+		e = e.WithClickCount(clicks)
+	}
+	if button == input.Left && typ != input.MouseReleased {
+		e = e.WithButtons(1)
+	}
+	return p.main.do(ctx, e)
+}
+
+func (p *Page) click(ctx context.Context, el *Element, count int64) error {
+	x, y, err := p.point(ctx, el)
+	if err != nil {
+		return err
+	}
+	if err := p.mouse(ctx, input.MouseMoved, x, y, input.None, 0); err != nil {
+		return err
+	}
+	for n := int64(1); n <= count; n++ {
+		if err := p.mouse(ctx, input.MousePressed, x, y, input.Left, n); err != nil {
+			return err
+		}
+		if err := p.mouse(ctx, input.MouseReleased, x, y, input.Left, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// focus gives the element keyboard focus. DOM.focus counts as a user
+// gesture, which lets it focus inside cross-origin frames where a script's
+// element.focus() is ignored.
+func (p *Page) focus(ctx context.Context, el *Element) error {
+	obj, err := el.object(ctx)
+	if err != nil {
+		return err
+	}
+	return el.Frame.sess.call(ctx, "DOM.focus", map[string]any{"objectId": obj}, nil)
+}
+
+// fill replaces a field's content with text.
+func (p *Page) fill(ctx context.Context, el *Element, text string) error {
+	s := el.Frame.sess
+	obj, err := el.object(ctx)
+	if err != nil {
+		return err
+	}
+	// Find the field: the element itself, the control a <label> names, or
+	// the one field inside a wrapper the model picked.
+	field, err := s.callOn(ctx, obj, jsFillTarget, false)
+	if err != nil {
+		return err
+	}
+	kind, err := s.callOn(ctx, field.ObjectID, jsFillKind, true)
+	if err != nil {
+		return err
+	}
+	var k string
+	if err := unmarshalValue(kind.Value, &k); err != nil {
+		return err
+	}
+	switch k {
+	case "select":
+		return p.selectOptionOn(ctx, s, field.ObjectID, []string{text})
+	case "direct":
+		// Date, time, colour and range inputs have no text to type into.
+		_, err := s.callOn(ctx, field.ObjectID, jsSetValue, false, text)
+		return err
+	}
+	if err := s.call(ctx, "DOM.focus", map[string]any{"objectId": field.ObjectID}, nil); err != nil {
+		return fmt.Errorf("focus: %w", err)
+	}
+	if _, err := s.callOn(ctx, field.ObjectID, jsSelectAll, false); err != nil {
+		return err
+	}
+	if text == "" {
+		// Delete the selection the way a user would, so that the page
+		// sees the input event.
+		kp, _ := parseKey("Delete")
+		for _, e := range kp.events() {
+			if err := p.main.do(ctx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return p.main.do(ctx, input.InsertText(text))
+}
+
+// typeText types text key by key into the focused element.
+func (p *Page) typeText(ctx context.Context, text string) error {
+	for _, r := range text {
+		for _, e := range kb.Encode(r) {
+			if err := p.main.do(ctx, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func parsePercent(s string) (float64, error) {
+	var v float64
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	if _, err := fmt.Sscanf(t, "%g", &v); err != nil || math.IsNaN(v) {
+		return 0, fmt.Errorf("scroll position %q: want a percentage such as 50%%", s)
+	}
+	return math.Max(0, math.Min(100, v)), nil
+}
+
+// scroll moves el's scroll container, or the page when el is nil: "to" a
+// percentage of the scrollable height, or "by" a number of viewports.
+func (p *Page) scroll(ctx context.Context, el *Element, mode string, amount float64) error {
+	var (
+		s   = p.main
+		obj string
+		err error
+	)
+	if el != nil {
+		s = el.Frame.sess
+		obj, err = el.object(ctx)
+	} else {
+		var o *remoteObject
+		o, err = p.main.evaluate(ctx, "document", false)
+		if o != nil {
+			obj = o.ObjectID
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = s.callOn(ctx, obj, jsScroll, true, mode, amount)
+	return err
+}
+
+func (p *Page) selectOption(ctx context.Context, el *Element, options []string) error {
+	obj, err := el.object(ctx)
+	if err != nil {
+		return err
+	}
+	return p.selectOptionOn(ctx, el.Frame.sess, obj, options)
+}
+
+func (p *Page) selectOptionOn(ctx context.Context, s *session, obj string, options []string) error {
+	args := make([]any, len(options))
+	for i, o := range options {
+		args[i] = o
+	}
+	_, err := s.callOn(ctx, obj, jsSelectOption, true, args...)
+	return err
+}
+
+// dragAndDrop drags el onto the element named by to.
+func (p *Page) dragAndDrop(ctx context.Context, el *Element, to string) error {
+	dst, err := p.dropTarget(ctx, el, to)
+	if err != nil {
+		return fmt.Errorf("drop target %s: %w", to, err)
+	}
+	// Locate the target first and the source last, so that the source is
+	// in view when the button goes down; the target is located again after
+	// the drag starts in case scrolling moved it.
+	if _, _, err := p.point(ctx, dst); err != nil {
+		return fmt.Errorf("drop target %s: %w", to, err)
+	}
+	sx, sy, err := p.point(ctx, el)
+	if err != nil {
+		return err
+	}
+	obj, err := el.object(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := el.Frame.sess.callOn(ctx, obj, jsDraggable, true)
+	if err != nil {
+		return err
+	}
+	html5 := string(d.Value) == "true"
+
+	// Chrome cannot hand an HTML5 drag to the operating system in a
+	// headless browser. With drags intercepted it reports the drag's data
+	// instead, and the drop is replayed with Input.dispatchDragEvent.
+	intercepted := make(chan *input.DragData, 1)
+	if html5 {
+		lctx, cancel := context.WithCancel(p.ctx)
+		defer cancel()
+		chromedp.ListenTarget(lctx, func(ev any) {
+			if e, ok := ev.(*input.EventDragIntercepted); ok {
+				select {
+				case intercepted <- e.Data:
+				default:
+				}
+			}
+		})
+		if err := p.main.do(ctx, input.SetInterceptDrags(true)); err != nil {
+			return err
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			defer cancel()
+			_ = p.main.do(ctx, input.SetInterceptDrags(false))
+		}()
+	}
+
+	if err := p.mouse(ctx, input.MouseMoved, sx, sy, input.None, 0); err != nil {
+		return err
+	}
+	if err := p.mouse(ctx, input.MousePressed, sx, sy, input.Left, 1); err != nil {
+		return err
+	}
+	tx, ty, err := p.point(ctx, dst)
+	if err != nil {
+		return fmt.Errorf("drop target %s: %w", to, err)
+	}
+	// Move in steps: pages start a drag only past a threshold, and some
+	// track the pointer between the two ends.
+	const steps = 5
+	for i := 1; i <= steps; i++ {
+		f := float64(i) / steps
+		if err := p.mouse(ctx, input.MouseMoved, sx+(tx-sx)*f, sy+(ty-sy)*f, input.Left, 0); err != nil {
+			return err
+		}
+	}
+	if html5 {
+		select {
+		case data := <-intercepted:
+			for _, typ := range []input.DispatchDragEventType{input.DragEnter, input.DragOver, input.Drop} {
+				if err := p.main.do(ctx, input.DispatchDragEvent(typ, tx, ty, data)); err != nil {
+					return err
+				}
+			}
+		case <-time.After(dragInterceptWait):
+			// The page cancelled the drag (dragstart's preventDefault);
+			// finish with the mouse as a user would.
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return p.mouse(ctx, input.MouseReleased, tx, ty, input.Left, 1)
+}
+
+// dragInterceptWait bounds the wait for Chrome to report an HTML5 drag.
+const dragInterceptWait = time.Second
+
+// dropTarget resolves the second element of dragAndDrop: a snapshot id or a
+// selector in the source's frame.
+func (p *Page) dropTarget(ctx context.Context, el *Element, to string) (*Element, error) {
+	if _, _, err := parseID(to); err == nil && el.snap != nil {
+		return el.snap.Resolve(ctx, to)
+	}
+	return el.Frame.Query(ctx, to)
+}

@@ -1,0 +1,132 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// Page drives one browser tab. Create it with Attach; it is safe for
+// concurrent use, and input actions are serialised so that two mouse
+// sequences never interleave.
+type Page struct {
+	// tabCtx is the chromedp context of the tab; out-of-process frame
+	// sessions are created as its children.
+	tabCtx context.Context
+	// ctx bounds the Page's event listeners. It ends with Close or with the
+	// tab.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	main *session
+	net  *netTracker
+
+	mu sync.Mutex
+	// oopifs holds the sessions of out-of-process iframes, by target id
+	// (which is also the frame id).
+	oopifs map[target.ID]*oopifEntry
+
+	// inputMu serialises input sequences: a click is three events and must
+	// not interleave with another action's.
+	inputMu sync.Mutex
+}
+
+// Attach returns a Page for the tab of ctx, which must be a chromedp context
+// (from chromedp.NewContext). If the context has no tab yet, Attach creates
+// one, the way chromedp.Run does. The Page tracks network activity from this
+// moment on (see Settle) and lives until Close is called or the tab's context
+// ends.
+func Attach(ctx context.Context) (*Page, error) {
+	c := chromedp.FromContext(ctx)
+	if c == nil {
+		return nil, errors.New("page: attach: not a chromedp context")
+	}
+	if c.Target == nil {
+		// chromedp attaches the tab lazily on the first Run.
+		if err := chromedp.Run(ctx); err != nil {
+			return nil, fmt.Errorf("page: attach to tab: %w", err)
+		}
+	}
+	if c.Target == nil {
+		return nil, errors.New("page: attach: chromedp context has no target")
+	}
+
+	lctx, cancel := context.WithCancel(ctx)
+	p := &Page{
+		tabCtx: ctx,
+		ctx:    lctx,
+		cancel: cancel,
+		net:    newNetTracker(),
+		oopifs: make(map[target.ID]*oopifEntry),
+	}
+	p.main = newSession(lctx, c.Target.TargetID, c.Target.SessionID, c.Target)
+	chromedp.ListenTarget(lctx, p.onTargetEvent(p.main))
+	chromedp.ListenBrowser(lctx, p.onBrowserEvent)
+	return p, nil
+}
+
+// Close stops the Page's event listeners. It neither closes the tab nor
+// detaches from it. Sessions to out-of-process frames stay attached until the
+// tab's context ends: detaching them through chromedp would close their
+// targets, and closing an iframe's target closes the whole tab.
+func (p *Page) Close() {
+	p.cancel()
+}
+
+// onTargetEvent returns the event listener of one session (the tab's or an
+// out-of-process frame's). Listeners run on chromedp's event goroutine, so
+// they must not block or issue CDP commands themselves.
+func (p *Page) onTargetEvent(s *session) func(ev any) {
+	track := p.net.listener(s.target)
+	return func(ev any) {
+		track(ev)
+		if e, ok := ev.(*target.EventAttachedToTarget); ok && e.TargetInfo != nil && e.TargetInfo.Type == "iframe" {
+			// chromedp sets auto-attach on every session, so Chrome
+			// announces each out-of-process child frame here. Attaching our
+			// own session right away lets Settle see the frame's network
+			// traffic and makes the first snapshot of it cheaper.
+			id := e.TargetInfo.TargetID
+			go func() { _, _ = p.frameSession(p.ctx, id) }()
+		}
+	}
+}
+
+// onBrowserEvent notices sessions that Chrome detached, for instance when an
+// out-of-process iframe is removed or navigates back to its parent's site.
+func (p *Page) onBrowserEvent(ev any) {
+	var sid target.SessionID
+	switch e := ev.(type) {
+	case *target.EventDetachedFromTarget:
+		sid = e.SessionID
+	default:
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, e := range p.oopifs {
+		if e.sess != nil && e.sess.id == sid {
+			e.sess.kill(fmt.Errorf("frame target %s detached", id))
+			delete(p.oopifs, id)
+		}
+	}
+}

@@ -91,6 +91,7 @@ var ErrUnsupportedMethod = errors.New("unsupported method")
 func (p *Page) Perform(ctx context.Context, el *Element, method string, args []string) error {
 	p.inputMu.Lock()
 	defer p.inputMu.Unlock()
+	defer p.noteAction()
 	ctx, release := withObjects(ctx)
 	defer release()
 	err := p.perform(ctx, el, method, args)

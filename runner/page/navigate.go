@@ -67,6 +67,7 @@ func (p *Page) Navigate(ctx context.Context, url string, opts NavigateOptions) e
 	default:
 		return fmt.Errorf("navigate to %s: unknown waitUntil %q (want load, domcontentloaded or networkidle)", url, wait)
 	}
+	defer p.noteAction()
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultNavigateTimeout

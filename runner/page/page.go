@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -49,6 +51,22 @@ type Page struct {
 	// inputMu serialises input sequences: a click is three events and must
 	// not interleave with another action's.
 	inputMu sync.Mutex
+
+	// lastActionNano is when the last Perform or Navigate ended, in Unix
+	// nanoseconds; Settle waits a little past it.
+	lastActionNano atomic.Int64
+}
+
+// noteAction records that an action or navigation just ended.
+func (p *Page) noteAction() { p.lastActionNano.Store(time.Now().UnixNano()) }
+
+// lastAction is when the last Perform or Navigate ended; the zero time when
+// there was none.
+func (p *Page) lastAction() time.Time {
+	if n := p.lastActionNano.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Attach returns a Page for the tab of ctx, which must be a chromedp context

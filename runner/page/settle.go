@@ -37,6 +37,10 @@ const (
 	StallTimeout = 2 * time.Second
 	// DefaultSettleTimeout bounds Settle when the caller gives no timeout.
 	DefaultSettleTimeout = 30 * time.Second
+	// ActionGrace is how long after an input action or a navigation Settle
+	// waits at least: long enough for a request the action triggers to be
+	// announced, which happens within milliseconds.
+	ActionGrace = 150 * time.Millisecond
 )
 
 // ErrNotSettled reports that the page was still busy when Settle gave up.
@@ -50,8 +54,10 @@ const pollInterval = 50 * time.Millisecond
 // network has been quiet for QuietWindow, counting requests of the tab and
 // of its out-of-process frames. WebSocket and EventSource connections are
 // not counted, and requests in flight for longer than StallTimeout stop
-// counting. The quiet window starts no earlier than the call, so that a
-// request an action triggers a moment later is still waited for.
+// counting. The quiet window counts from the last network activity, so a
+// page that has been idle settles at once; it also lasts at least
+// ActionGrace past the last Perform or Navigate, so that a request an action
+// triggers a moment later is still waited for.
 //
 // Chrome throttles timers in background tabs, so a request a background
 // page schedules with setTimeout may start after the quiet window; Perform
@@ -64,8 +70,7 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultSettleTimeout
 	}
-	start := time.Now()
-	deadline := start.Add(timeout)
+	deadline := time.Now().Add(timeout)
 	tctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -77,7 +82,7 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 	}
 	for {
 		now := time.Now()
-		busy, quietAt, changed := p.net.state(now, start)
+		busy, quietAt, changed := p.net.state(now, p.lastAction().Add(ActionGrace))
 		if !busy && !now.Before(quietAt) {
 			return nil
 		}
@@ -201,9 +206,9 @@ func (t *netTracker) update(fn func(now time.Time)) {
 }
 
 // state reports whether requests that have not stalled are in flight, when
-// the network will have been quiet long enough (counting from no earlier
-// than since), and a channel closed at the next change.
-func (t *netTracker) state(now, since time.Time) (busy bool, quietAt time.Time, changed <-chan struct{}) {
+// the network will have been quiet long enough (and no earlier than floor),
+// and a channel closed at the next change.
+func (t *netTracker) state(now, floor time.Time) (busy bool, quietAt time.Time, changed <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, r := range t.inflight {
@@ -212,11 +217,11 @@ func (t *netTracker) state(now, since time.Time) (busy bool, quietAt time.Time, 
 			break
 		}
 	}
-	from := t.last
-	if since.After(from) {
-		from = since
+	quietAt = t.last.Add(QuietWindow)
+	if floor.After(quietAt) {
+		quietAt = floor
 	}
-	return busy, from.Add(QuietWindow), t.changed
+	return busy, quietAt, t.changed
 }
 
 // nextStall is when the oldest request that still counts will stall.

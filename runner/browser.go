@@ -28,6 +28,8 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/runner/page"
 )
 
 // Browser is the session's browser: a Chromium the runner launched, or one
@@ -49,6 +51,10 @@ type Browser struct {
 
 	cdp      *chromedp.Browser
 	targetID target.ID
+	// tab is runner/page's handle on the runner's tab, attached once with
+	// ctx so that it tracks the tab's network for as long as the browser
+	// lives (see Page.automation).
+	tab *page.Page
 	// pid is the launched browser's process, the leader of its process
 	// group; 0 when attached.
 	pid         int
@@ -101,6 +107,11 @@ func StartBrowser(ctx context.Context, cfg *Config, log *slog.Logger) (*Browser,
 	}
 	if err == nil {
 		err = b.setup(startCtx)
+	}
+	if err == nil {
+		if b.tab, err = page.Attach(b.ctx); err != nil {
+			err = fmt.Errorf("attaching the automation engine to the tab: %w", err)
+		}
 	}
 	if err != nil {
 		b.closing.Store(true)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -119,11 +120,22 @@ func (b *Browser) setupDownloads(ctx context.Context) error {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating downloadsPath: %w", err)
 	}
-	if err := cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dir).Do(ctx); err != nil {
+	// Download events let Navigate tell a response that became a download
+	// from a navigation that failed (both abort the navigation).
+	allow := cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllow).
+		WithDownloadPath(dir).
+		WithEventsEnabled(true)
+	if err := allow.Do(ctx); err != nil {
 		return fmt.Errorf("allowing downloads: %w", err)
 	}
 	b.downloads = dir
 	return nil
+}
+
+// pageFor is the Page of one call: ctx is the call's context, a child of the
+// tab's.
+func (b *Browser) pageFor(ctx context.Context, settle time.Duration) *Page {
+	return &Page{ctx: ctx, tabCtx: b.ctx, tab: b.tab, targetID: b.targetID, auth: b.auth, settle: settle}
 }
 
 // tabContext is a chromedp context of the runner's tab that ctx cancels.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/browserfleet/browserfleet/runner/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -52,6 +53,8 @@ type Engine interface {
 // Page is an engine's handle on the session's page for one call.
 type Page struct {
 	ctx      context.Context
+	tabCtx   context.Context
+	tab      *page.Page
 	targetID target.ID
 	auth     *proxyAuth
 	settle   time.Duration
@@ -59,8 +62,13 @@ type Page struct {
 
 // Context is a chromedp context bound to the page tab for this call:
 // chromedp.Run(page.Context(), ...) acts on the page, and stops when the
-// call ends.
+// call ends. A call's actions run on it.
 func (p *Page) Context() context.Context { return p.ctx }
+
+// TabContext is the tab's long-lived chromedp context, which lives as long
+// as the browser: for state that outlasts one call (event listeners). A
+// call's actions run on Context().
+func (p *Page) TabContext() context.Context { return p.tabCtx }
 
 // TargetID is the DevTools target id of the page's tab; its main frame has
 // the same id.
@@ -70,35 +78,13 @@ func (p *Page) TargetID() target.ID { return p.targetID }
 // DOM to settle (spec.domSettleTimeoutMs), 0 when it did not say.
 func (p *Page) DOMSettleTimeout() time.Duration { return p.settle }
 
-// NoEngine is the engine of a runner built without one: it navigates (see
-// Navigate) and answers act, observe and extract with ENGINE_UNAVAILABLE.
-// It stands in until the engine packages (page snapshot, prompts, actions,
-// model providers) are wired into cmd/runner; it never pretends to have
-// done an operation it cannot do.
-type NoEngine struct{}
-
-var _ Engine = NoEngine{}
-
-func engineUnavailable(op string) error {
-	return rpc.Errorf(rpc.CodeEngineUnavailable, "%s needs the automation engine, which this runner build does not include yet", op)
-}
-
-// Act answers ENGINE_UNAVAILABLE.
-func (NoEngine) Act(context.Context, *Page, rpc.ActRequest, ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
-	return nil, rpc.Usage{}, engineUnavailable("act")
-}
-
-// Observe answers ENGINE_UNAVAILABLE.
-func (NoEngine) Observe(context.Context, *Page, rpc.ObserveRequest, ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
-	return nil, rpc.Usage{}, engineUnavailable("observe")
-}
-
-// Extract answers ENGINE_UNAVAILABLE.
-func (NoEngine) Extract(context.Context, *Page, rpc.ExtractRequest, ProgressFunc) (json.RawMessage, rpc.Usage, error) {
-	return nil, rpc.Usage{}, engineUnavailable("extract")
-}
-
-// Navigate navigates with the runner's own Navigate.
-func (NoEngine) Navigate(ctx context.Context, page *Page, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error) {
-	return Navigate(ctx, page, req, progress)
+// automation returns runner/page's handle on the tab: attached once, with
+// TabContext, when the browser started, so that its network tracking (which
+// Settle reads) has seen every request of the tab, including those started
+// before this call.
+func (p *Page) automation() (*page.Page, error) {
+	if p.tab == nil {
+		return nil, rpc.Errorf(rpc.CodeInternal, "the page is not attached to the automation engine")
+	}
+	return p.tab, nil
 }

@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func sharedBrowser(t *testing.T) *Browser {
+func sharedBrowser(t testing.TB) *Browser {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.log = &syncBuffer{}

@@ -140,7 +140,7 @@ func startTestBrowser(t *testing.T, cfg *Config) *Browser {
 
 // testPage is a Page on b's tab for one test step.
 func testPage(ctx context.Context, b *Browser) *Page {
-	return &Page{ctx: b.tabContext(ctx), targetID: b.targetID, auth: b.auth}
+	return b.pageFor(b.tabContext(ctx), 0)
 }
 
 // navigate loads url in b's tab with the runner's Navigate.
@@ -162,7 +162,7 @@ func mustNavigate(t *testing.T, b *Browser, url string) *rpc.NavigateResult {
 }
 
 // evaluate runs expr in b's page and decodes its value into out.
-func evaluate(t *testing.T, b *Browser, expr string, out any) {
+func evaluate(t testing.TB, b *Browser, expr string, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -178,7 +178,7 @@ type pageServer struct {
 	requests []*http.Request
 }
 
-func newPageServer(t *testing.T, handler http.Handler) *pageServer {
+func newPageServer(t testing.TB, handler http.Handler) *pageServer {
 	t.Helper()
 	ps := &pageServer{}
 	ps.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

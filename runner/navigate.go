@@ -24,100 +24,91 @@ import (
 	"sync"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browserfleet/browserfleet/runner/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // DefaultNavigateTimeout bounds a navigation without options.timeout, as
 // Playwright's page.goto.
-const DefaultNavigateTimeout = 30 * time.Second
+const DefaultNavigateTimeout = page.DefaultNavigateTimeout
 
-// lifecycle events a navigation waits for, by waitUntil.
-var waitEvents = map[rpc.WaitUntil][]string{
-	"":                            {"load"},
-	rpc.WaitUntilLoad:             {"load"},
-	rpc.WaitUntilDOMContentLoaded: {"DOMContentLoaded"},
-	// Chromium's networkIdle: no connections for 500ms. Waiting for load
-	// as well keeps networkidle never earlier than load.
-	rpc.WaitUntilNetworkIdle: {"load", "networkIdle"},
-}
-
-// Navigate loads req.URL in the page (or in req.FrameID), sends
-// options.referer as the Referer, and returns once the document reached
-// options.waitUntil. A navigation Chromium cannot complete (DNS, TLS,
-// connection and proxy errors) fails with NAVIGATION_FAILED, or
-// PROXY_AUTH_FAILED when the proxy refused the session's credentials; an
-// HTTP error status is a result (ok false), as in a browser.
+// Navigate loads req.URL in the page and returns once the document reached
+// options.waitUntil, sending options.referer as the Referer. The loading
+// and waiting are runner/page's Navigate, the one implementation the engine
+// and the runner share; what is the runner's is around it: the checks of
+// the URL (no file:), the result (the document's final URL and HTTP
+// status), downloads, and the error codes. A navigation Chromium cannot
+// complete (DNS, TLS, connection and proxy errors) fails with
+// NAVIGATION_FAILED, or PROXY_AUTH_FAILED when the proxy refused the
+// session's credentials; an HTTP error status is a result (ok false), as in
+// a browser. waitUntil networkidle is load, then the network quiet for
+// 500 ms (runner/page's Settle: WebSockets, EventSources and requests
+// pending for more than 2 s do not count). frameId may only name the main
+// frame.
 func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error) {
 	if e := validateNavigateURL(req.URL); e != nil {
 		return nil, e
 	}
-	events, ok := waitEvents[req.Options.WaitUntil]
-	if !ok {
+	if !req.Options.WaitUntil.Valid() {
 		return nil, rpc.Errorf(rpc.CodeBadRequest, "waitUntil %q is not load, domcontentloaded or networkidle", req.Options.WaitUntil)
+	}
+	if req.FrameID != "" && req.FrameID != string(p.targetID) {
+		return nil, rpc.Errorf(rpc.CodeBadRequest, "frameId: navigate loads the page's main frame only; leave frameId out or give the main frame's id")
+	}
+	tab, err := p.automation()
+	if err != nil {
+		return nil, err
 	}
 	if progress == nil {
 		progress = func(rpc.LogLine) {}
 	}
-	frame := cdp.FrameID(p.targetID)
-	if req.FrameID != "" {
-		frame = cdp.FrameID(req.FrameID)
-	}
 
-	w := newNavWatch()
+	w := newDocWatch(cdp.FrameID(p.targetID))
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	chromedp.ListenTarget(lctx, w.observe)
+	chromedp.ListenBrowser(lctx, w.observe)
 
-	nav := page.Navigate(req.URL)
-	if req.FrameID != "" {
-		nav = nav.WithFrameID(frame)
+	opts := page.NavigateOptions{
+		WaitUntil: page.WaitUntil(req.Options.WaitUntil),
+		Referer:   req.Options.Referer,
+		// The call's context carries the timeout and its TIMEOUT cause;
+		// page's own bound only has to come later.
+		Timeout: 24 * time.Hour,
 	}
-	if req.Options.Referer != "" {
-		// unsafeUrl sends the referer as given; the default policy would
-		// cut it to its origin, or drop it for an http target.
-		nav = nav.WithReferrer(req.Options.Referer).WithReferrerPolicy(page.ReferrerPolicyUnsafeURL)
+	if deadline, ok := ctx.Deadline(); ok {
+		opts.Timeout = time.Until(deadline) + 5*time.Second
 	}
-	progress(rpc.LogLine{Category: "navigate", Message: "navigating to " + redactUserinfo(req.URL), Level: rpc.LogLevelInfo, Timestamp: time.Now()})
+	shown := redactUserinfo(req.URL)
+	progress(rpc.LogLine{Category: "navigate", Message: "navigating to " + shown, Level: rpc.LogLevelInfo, Timestamp: time.Now()})
 	refusedBefore := p.auth.refusals()
-	var loader cdp.LoaderID
-	var errText string
-	var isDownload bool
-	err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		var err error
-		_, loader, errText, isDownload, err = nav.Do(ctx)
-		return err
-	}))
+	err = tab.Navigate(ctx, req.URL, opts)
 	if err != nil {
-		stopLoading(ctx, p)
-		return nil, fmt.Errorf("navigating: %w", err)
-	}
-	if isDownload {
-		// The response became a download (Chromium reports it as an
-		// aborted navigation); the page stays where it was.
-		progress(rpc.LogLine{Category: "navigate", Message: "the response is a download", Level: rpc.LogLevelInfo, Timestamp: time.Now()})
-		return &rpc.NavigateResult{URL: req.URL, OK: true}, nil
-	}
-	if errText != "" {
-		if p.auth.refusals() > refusedBefore {
-			return nil, rpc.Errorf(rpc.CodeProxyAuthFailed, "the proxy refused the session's credentials (%s)", errText)
+		if ctx.Err() != nil {
+			// Timed out, cancelled or crashed: the server says which.
+			stopLoading(ctx)
+			return nil, fmt.Errorf("navigating: %w", err)
 		}
-		return nil, rpc.Errorf(rpc.CodeNavigationFailed, "navigating to %s failed: %s", redactUserinfo(req.URL), errText)
+		if w.becameDownload(ctx, err) {
+			// The response became a download (Chromium reports it as an
+			// aborted navigation); the page stays where it was.
+			progress(rpc.LogLine{Category: "navigate", Message: "the response is a download", Level: rpc.LogLevelInfo, Timestamp: time.Now()})
+			return &rpc.NavigateResult{URL: req.URL, OK: true}, nil
+		}
+		if p.auth.refusals() > refusedBefore {
+			return nil, rpc.Errorf(rpc.CodeProxyAuthFailed, "the proxy refused the session's credentials (%s)", netError(err))
+		}
+		// page's message quotes the URL as given, credentials included.
+		msg := strings.ReplaceAll(err.Error(), req.URL, shown)
+		return nil, rpc.Errorf(rpc.CodeNavigationFailed, "%s", msg)
 	}
-	if loader == "" {
-		// A same-document navigation (a fragment) has no loader and no
-		// load to wait for.
-		return &rpc.NavigateResult{URL: req.URL, OK: true}, nil
-	}
-	if err := w.wait(ctx, loader, events); err != nil {
-		stopLoading(ctx, p)
-		return nil, fmt.Errorf("waiting for %s: %w", strings.Join(events, " and "), err)
-	}
-	res := w.result(loader)
+	res := w.result()
 	if res.Status == 407 {
 		// For a plain-http page the proxy's refusal arrives as the
 		// document; it is the proxy speaking, not the site.
@@ -128,6 +119,16 @@ func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress Pr
 	}
 	progress(rpc.LogLine{Category: "navigate", Message: fmt.Sprintf("loaded %s (%d)", redactUserinfo(res.URL), res.Status), Level: rpc.LogLevelInfo, Timestamp: time.Now()})
 	return res, nil
+}
+
+// netError returns Chromium's net error ("net::ERR_...") in err's message,
+// or the message.
+func netError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "net::"); i >= 0 {
+		return msg[i:]
+	}
+	return msg
 }
 
 func validateNavigateURL(raw string) *rpc.Error {
@@ -155,13 +156,14 @@ func validateNavigateURL(raw string) *rpc.Error {
 // stopLoading stops a navigation the caller gave up on, so the next
 // operation does not find the page half-loaded. Best effort: when the
 // browser is gone there is nothing to stop.
-func stopLoading(ctx context.Context, p *Page) {
+func stopLoading(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	_ = chromedp.Run(sctx, page.StopLoading())
+	_ = chromedp.Run(sctx, cdppage.StopLoading())
 }
 
-// redactUserinfo drops user:password@ from a URL for progress lines.
+// redactUserinfo drops user:password@ from a URL for progress lines and
+// errors.
 func redactUserinfo(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
@@ -171,70 +173,76 @@ func redactUserinfo(raw string) string {
 	return u.String()
 }
 
-// navWatch collects the lifecycle events and document responses of the
-// tab by loader, from before Page.navigate is sent: the load event may
-// arrive before its reply.
-type navWatch struct {
+// docWatch notes, while a navigation runs, the main frame's document
+// response (for the result's URL and status) and whether a download began
+// in it. Listening starts before the navigation, and the response always
+// arrives before the lifecycle event runner/page waits for, so it is seen
+// by the time Navigate returns.
+type docWatch struct {
+	frame cdp.FrameID
+	// download is closed when a download begins in the frame.
+	download chan struct{}
+
 	mu       sync.Mutex
-	fired    map[cdp.LoaderID]map[string]bool
-	response map[cdp.LoaderID]*network.Response
-	notify   chan struct{}
+	response *network.Response
+	began    bool
 }
 
-func newNavWatch() *navWatch {
-	return &navWatch{
-		fired:    map[cdp.LoaderID]map[string]bool{},
-		response: map[cdp.LoaderID]*network.Response{},
-		notify:   make(chan struct{}, 1),
-	}
+// downloadEventWait bounds the wait for the browser's download event after
+// an aborted navigation: it travels on the browser's connection, not the
+// tab's, and may arrive after Page.navigate's reply.
+const downloadEventWait = 2 * time.Second
+
+func newDocWatch(frame cdp.FrameID) *docWatch {
+	return &docWatch{frame: frame, download: make(chan struct{})}
 }
 
-func (w *navWatch) observe(ev any) {
-	w.mu.Lock()
+func (w *docWatch) observe(ev any) {
 	switch ev := ev.(type) {
-	case *page.EventLifecycleEvent:
-		if w.fired[ev.LoaderID] == nil {
-			w.fired[ev.LoaderID] = map[string]bool{}
-		}
-		w.fired[ev.LoaderID][ev.Name] = true
 	case *network.EventResponseReceived:
-		if ev.Type == network.ResourceTypeDocument && ev.LoaderID != "" {
-			w.response[ev.LoaderID] = ev.Response
+		if ev.Type == network.ResourceTypeDocument && ev.FrameID == w.frame {
+			w.mu.Lock()
+			w.response = ev.Response
+			w.mu.Unlock()
 		}
-	default:
-		w.mu.Unlock()
-		return
+	case *cdpbrowser.EventDownloadWillBegin:
+		if ev.FrameID == w.frame {
+			w.mu.Lock()
+			if !w.began {
+				w.began = true
+				close(w.download)
+			}
+			w.mu.Unlock()
+		}
 	}
-	w.mu.Unlock()
+}
+
+// becameDownload reports whether a navigation that failed with err did so
+// because its response became a download, which Chromium reports as an
+// aborted navigation. Downloads are announced only where the runner set the
+// download behaviour (see setupDownloads).
+func (w *docWatch) becameDownload(ctx context.Context, err error) bool {
+	if !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+		return false
+	}
+	t := time.NewTimer(downloadEventWait)
+	defer t.Stop()
 	select {
-	case w.notify <- struct{}{}:
-	default:
+	case <-w.download:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
 	}
+	return false
 }
 
-func (w *navWatch) wait(ctx context.Context, loader cdp.LoaderID, events []string) error {
-	for {
-		w.mu.Lock()
-		done := true
-		for _, e := range events {
-			done = done && w.fired[loader][e]
-		}
-		w.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-w.notify:
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-}
-
-func (w *navWatch) result(loader cdp.LoaderID) *rpc.NavigateResult {
+// result is the navigation's result from the last document response of the
+// main frame: a redirect's target, and no status for a document that did
+// not come over HTTP (about:, a fragment).
+func (w *docWatch) result() *rpc.NavigateResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := w.response[loader]
+	r := w.response
 	if r == nil {
 		return &rpc.NavigateResult{OK: true}
 	}

@@ -90,7 +90,7 @@ const buttonsPage = `<!doctype html><title>buttons</title>
 <button id="c" onclick="clicks.push('c')">C</button>`
 
 func TestAuth(t *testing.T) {
-	_, c, _ := newTestServer(t, sharedBrowser(t), NoEngine{})
+	_, c, _ := newTestServer(t, sharedBrowser(t), nil)
 	tests := []struct {
 		name       string
 		path       string
@@ -136,7 +136,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	_, c, _ := newTestServer(t, sharedBrowser(t), NoEngine{})
+	_, c, _ := newTestServer(t, sharedBrowser(t), nil)
 	tests := []struct {
 		name     string
 		path     string
@@ -178,24 +178,6 @@ func TestBadRequests(t *testing.T) {
 	}
 	resp.Body.Close()
 	want(t, "status of GET /v1/act without a token", resp.StatusCode, 401)
-}
-
-func TestNoEngineSaysSo(t *testing.T) {
-	_, c, _ := newTestServer(t, sharedBrowser(t), nil) // nil is NoEngine
-	for _, tc := range []struct {
-		path string
-		body any
-	}{
-		{rpc.ActPath, act("click the button")},
-		{rpc.ObservePath, rpc.ObserveRequest{Instruction: "find buttons"}},
-		{rpc.ExtractPath, rpc.ExtractRequest{Instruction: "the title"}},
-	} {
-		status, body := c.mustCall(t, tc.path, tc.body)
-		want(t, tc.path+" status", status, 501)
-		e := decodeError(t, body)
-		want(t, tc.path+" code", e.Code, rpc.CodeEngineUnavailable)
-		wantContains(t, tc.path+" message", e.Message, "engine")
-	}
 }
 
 func TestDispatchToEngine(t *testing.T) {
@@ -494,6 +476,34 @@ func TestNavigate(t *testing.T) {
 		if e != nil {
 			want(t, "unreachable code", e.Code, rpc.CodeNavigationFailed)
 			wantContains(t, "unreachable message", e.Message, "ERR_CONNECTION_REFUSED")
+		}
+	})
+	t.Run("credentials in the URL stay out of errors", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := "http://ada:pw-5ecret@" + ln.Addr().String() + "/"
+		ln.Close()
+		status, _, e := navigateTo(t, rpc.NavigateRequest{URL: closed})
+		want(t, "status", status, 502)
+		if e == nil {
+			t.Fatal("no error")
+		}
+		want(t, "code", e.Code, rpc.CodeNavigationFailed)
+		if strings.Contains(e.Message, "pw-5ecret") {
+			t.Errorf("message %q carries the URL's password", e.Message)
+		}
+	})
+	t.Run("frameId", func(t *testing.T) {
+		_, _, e := navigateTo(t, rpc.NavigateRequest{URL: page.URL + "/main", FrameID: string(b.targetID)})
+		if e != nil {
+			t.Fatalf("the main frame's id: %v", e)
+		}
+		status, _, e := navigateTo(t, rpc.NavigateRequest{URL: page.URL + "/sub", FrameID: "F00D"})
+		want(t, "status for another frame", status, 400)
+		if e != nil {
+			want(t, "code", e.Code, rpc.CodeBadRequest)
 		}
 	})
 	t.Run("referer", func(t *testing.T) {

@@ -28,7 +28,8 @@ import (
 
 // Options are the parts of a runner that are not configuration.
 type Options struct {
-	// Engine performs the operations; nil means NoEngine.
+	// Engine performs the operations; nil means NewAutomation(cfg,
+	// Logger), the engine of the session's spec.
 	Engine Engine
 	// Logger receives the runner's logs; nil means slog.Default(). Every
 	// line carries the session's name.
@@ -66,9 +67,13 @@ func Run(ctx context.Context, cfg *Config, opts Options) error {
 			return fmt.Errorf("listening: %w", err)
 		}
 	}
+	engine := opts.Engine
+	if engine == nil {
+		engine = NewAutomation(cfg, log)
+	}
 	srv := NewServer(ServerOptions{
 		Token:            cfg.Token,
-		Engine:           opts.Engine,
+		Engine:           engine,
 		Logger:           log,
 		DOMSettleTimeout: time.Duration(deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
 	})

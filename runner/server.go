@@ -36,8 +36,8 @@ import (
 type ServerOptions struct {
 	// Token is the runner token every call but /healthz must present.
 	Token Secret
-	// Engine performs act, observe, extract and navigate; nil means
-	// NoEngine.
+	// Engine performs act, observe, extract and navigate; nil means an
+	// Automation without a default model (NewAutomation(nil, Logger)).
 	Engine Engine
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -73,7 +73,7 @@ func NewServer(opts ServerOptions) *Server {
 		s.log = slog.Default()
 	}
 	if s.engine == nil {
-		s.engine = NoEngine{}
+		s.engine = NewAutomation(nil, s.log)
 	}
 	s.handler = requireToken(opts.Token, http.HandlerFunc(s.route))
 	return s
@@ -342,7 +342,7 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 		return
 	}
 	defer finish()
-	page := &Page{ctx: ctx, targetID: b.targetID, auth: b.auth, settle: s.settle}
+	page := b.pageFor(ctx, s.settle)
 	start := time.Now()
 	result, usage, err := fn(ctx, page, resp.progress)
 	elapsed := time.Since(start).Round(time.Millisecond)

@@ -85,11 +85,10 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	// The engine (snapshot, prompts, actions, model providers) is not
-	// wired in yet: NoEngine navigates for real and answers act, observe
-	// and extract with ENGINE_UNAVAILABLE, never with made-up results.
-	// Replace it with the engine once it lands.
-	err = runner.Run(ctx, cfg, runner.Options{Engine: runner.NoEngine{}, Logger: log})
+	// The engine: runner/engine over the session's model, systemPrompt
+	// and selfHeal, with the secrets the manager put in the environment.
+	engine := runner.NewAutomation(cfg, log.With("session", cfg.SessionName))
+	err = runner.Run(ctx, cfg, runner.Options{Engine: engine, Logger: log})
 	if err != nil {
 		log.Error("runner failed", "session", cfg.SessionName, "err", err)
 		return 1

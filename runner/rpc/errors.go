@@ -54,9 +54,16 @@ const (
 	CodeNavigationFailed ErrorCode = "NAVIGATION_FAILED"
 	// CodeProxyAuthFailed: the browser's proxy refused its credentials.
 	CodeProxyAuthFailed ErrorCode = "PROXY_AUTH_FAILED"
-	// CodeEngineUnavailable: this runner has no engine for the operation.
-	CodeEngineUnavailable ErrorCode = "ENGINE_UNAVAILABLE"
-	// CodeEngineError: the engine failed (model call, action, schema).
+	// CodeSchemaViolation: the model's extraction is not valid against the
+	// caller's schema; the message says where. Retrying may help, a
+	// looser schema or a clearer instruction more.
+	CodeSchemaViolation ErrorCode = "SCHEMA_VIOLATION"
+	// CodeModelError: the model provider failed the call (an HTTP error,
+	// an unusable answer, no answer in its own time limit). The message
+	// names the provider, the model and the provider's status and message,
+	// never a key.
+	CodeModelError ErrorCode = "MODEL_ERROR"
+	// CodeEngineError: the engine failed in a way no other code names.
 	CodeEngineError ErrorCode = "ENGINE_ERROR"
 	// CodeInternal: a bug in the runner.
 	CodeInternal ErrorCode = "INTERNAL"
@@ -86,10 +93,10 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusGatewayTimeout
 	case CodeCanceled:
 		return StatusClientClosedRequest
-	case CodeNavigationFailed, CodeProxyAuthFailed:
+	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError:
 		return http.StatusBadGateway
-	case CodeEngineUnavailable:
-		return http.StatusNotImplemented
+	case CodeSchemaViolation:
+		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError
 	}

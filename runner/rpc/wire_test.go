@@ -187,12 +187,14 @@ func TestError(t *testing.T) {
 		t.Errorf("body mismatch (-want +got):\n%s", diff)
 	}
 	for code, status := range map[ErrorCode]int{
-		CodeBadRequest:        http.StatusBadRequest,
-		CodeUnauthorized:      http.StatusUnauthorized,
-		CodeBrowserCrashed:    http.StatusServiceUnavailable,
-		CodeTimeout:           http.StatusGatewayTimeout,
-		CodeEngineUnavailable: http.StatusNotImplemented,
-		CodeEngineError:       http.StatusInternalServerError,
+		CodeBadRequest:       http.StatusBadRequest,
+		CodeUnauthorized:     http.StatusUnauthorized,
+		CodeBrowserCrashed:   http.StatusServiceUnavailable,
+		CodeTimeout:          http.StatusGatewayTimeout,
+		CodeSchemaViolation:  http.StatusUnprocessableEntity,
+		CodeModelError:       http.StatusBadGateway,
+		CodeNavigationFailed: http.StatusBadGateway,
+		CodeEngineError:      http.StatusInternalServerError,
 	} {
 		if got := HTTPStatus(code); got != status {
 			t.Errorf("HTTPStatus(%s) = %d, want %d", code, got, status)

@@ -58,18 +58,17 @@ type modelConfigFields ModelConfig
 // UnmarshalJSON accepts the object form and, as the reference server does,
 // a bare model name: "model": "openai/gpt-4.1-mini".
 func (m *ModelConfig) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '"' {
-		var name string
-		if err := json.Unmarshal(data, &name); err != nil {
+	var f modelConfigFields
+	kind, err := decodeStringOrObject(data, &f.ModelName, &f)
+	if err != nil {
+		return err
+	}
+	if kind == jsonOther {
+		// null leaves the zero config; anything else is refused by the
+		// object decoder with its own message.
+		if err := json.Unmarshal(data, &f); err != nil {
 			return err
 		}
-		*m = ModelConfig{ModelName: name}
-		return nil
-	}
-	var f modelConfigFields
-	if err := json.Unmarshal(data, &f); err != nil {
-		return err
 	}
 	*m = ModelConfig(f)
 	return nil
@@ -131,25 +130,40 @@ func (v Variable) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a string or an object with value and description.
 func (v *Variable) UnmarshalJSON(data []byte) error {
+	var f variableFields
+	kind, err := decodeStringOrObject(data, &f.Value, &f)
+	if err != nil {
+		return err
+	}
+	if kind == jsonOther {
+		return fmt.Errorf("variable must be a string or an object with value and description, not %s", jsonKind(data))
+	}
+	*v = Variable(f)
+	return nil
+}
+
+// jsonUnionKind says which form a string-or-object value took.
+type jsonUnionKind int
+
+const (
+	jsonOther jsonUnionKind = iota
+	jsonString
+	jsonObject
+)
+
+// decodeStringOrObject decodes a value that the wire allows as a string, into
+// s, or as an object, into obj. Any other value is left undecoded and
+// reported as jsonOther, for the caller to accept (null) or refuse in its
+// own words.
+func decodeStringOrObject(data []byte, s *string, obj any) (jsonUnionKind, error) {
 	data = bytes.TrimSpace(data)
 	switch {
 	case len(data) > 0 && data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*v = Variable{Value: s}
-		return nil
+		return jsonString, json.Unmarshal(data, s)
 	case len(data) > 0 && data[0] == '{':
-		var f variableFields
-		if err := json.Unmarshal(data, &f); err != nil {
-			return err
-		}
-		*v = Variable(f)
-		return nil
-	default:
-		return fmt.Errorf("variable must be a string or an object with value and description, not %s", jsonKind(data))
+		return jsonObject, json.Unmarshal(data, obj)
 	}
+	return jsonOther, nil
 }
 
 // Variables maps a variable name to its value.
@@ -189,28 +203,24 @@ func (in ActInput) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a string or an Action object.
 func (in *ActInput) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
+	var (
+		text string
+		a    Action
+	)
+	kind, err := decodeStringOrObject(data, &text, &a)
 	switch {
-	case len(data) > 0 && data[0] == '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return err
-		}
-		*in = ActInput{Instruction: s}
-		return nil
-	case len(data) > 0 && data[0] == '{':
-		var a Action
-		if err := json.Unmarshal(data, &a); err != nil {
-			return err
-		}
+	case err != nil:
+		return err
+	case kind == jsonString:
+		*in = ActInput{Instruction: text}
+	case kind == jsonObject:
 		*in = ActInput{Action: &a}
-		return nil
-	case bytes.Equal(data, []byte("null")):
+	case bytes.Equal(bytes.TrimSpace(data), []byte("null")):
 		*in = ActInput{}
-		return nil
 	default:
 		return fmt.Errorf("input must be an instruction string or an action object, not %s", jsonKind(data))
 	}
+	return nil
 }
 
 // IsZero reports whether neither an instruction nor an action is set.

@@ -345,14 +345,14 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 	page := b.pageFor(ctx, s.settle)
 	start := time.Now()
 	result, usage, err := fn(ctx, page, resp.progress)
-	elapsed := time.Since(start).Round(time.Millisecond)
+	elapsed := time.Since(start)
 	if err != nil {
 		e := s.classify(ctx, b, err)
-		s.log.Info("operation failed", "op", op, "code", e.Code, "error", e.Message, "duration", elapsed)
+		s.log.Info("operation failed", "op", op, "code", e.Code, "error", e.Message, "durationMs", elapsed.Milliseconds())
 		resp.fail(e)
 		return
 	}
-	s.log.Info("operation done", "op", op, "duration", elapsed,
+	s.log.Info("operation done", "op", op, "durationMs", elapsed.Milliseconds(),
 		"inputTokens", usage.InputTokens, "outputTokens", usage.OutputTokens)
 	resp.result(result, usage)
 }

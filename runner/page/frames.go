@@ -20,10 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Frame is one document of the tab: the main frame or an iframe, as seen by
@@ -69,35 +71,97 @@ func (f *Frame) Query(ctx context.Context, selector string) (*Element, error) {
 	if expr == "" {
 		return nil, fmt.Errorf("selector %q: empty", selector)
 	}
+	// The element's remote object outlives the query: Perform locates the
+	// element through it, which saves a DOM.resolveNode. The Element
+	// releases it (see heldObject); the scope is released here only when
+	// no Element takes it.
 	ctx, release := withObjects(ctx)
-	defer release()
-	doc, err := f.document(ctx)
+	el, err := f.query(ctx, kind, expr, release)
 	if err != nil {
+		go release()
 		return nil, fmt.Errorf("selector %q: %w", selector, err)
 	}
-	res, err := f.sess.callOn(ctx, doc, jsQuery, false, kind, expr)
+	return el, nil
+}
+
+func (f *Frame) query(ctx context.Context, kind, expr string, release func()) (*Element, error) {
+	var (
+		res *remoteObject
+		err error
+	)
+	if f.doc == 0 {
+		// The current main document: one Runtime.evaluate finds the node,
+		// where callOn would need the document's object first.
+		var call string
+		call, err = jsCall(jsQuery, "document", kind, expr)
+		if err == nil {
+			res, err = f.sess.evaluate(ctx, call, false)
+		}
+	} else {
+		var doc string
+		if doc, err = f.document(ctx); err == nil {
+			res, err = f.sess.callOn(ctx, doc, jsQuery, false, kind, expr)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("selector %q: %w", selector, err)
+		return nil, err
 	}
 	if res.ObjectID == "" {
-		return nil, fmt.Errorf("selector %q in frame %d: %w", selector, f.Ordinal, ErrNotFound)
+		return nil, fmt.Errorf("in frame %d: %w", f.Ordinal, ErrNotFound)
 	}
-	return f.elementFor(ctx, res.ObjectID)
+	el, err := f.elementFor(ctx, res.ObjectID)
+	if err != nil {
+		return nil, err
+	}
+	el.held = f.page.hold(f.sess, res.ObjectID, release)
+	return el, nil
+}
+
+// jsCall returns an expression that calls the function fn with this bound
+// to the expression self and with args, encoded as JSON, as arguments.
+func jsCall(fn, self string, args ...any) (string, error) {
+	var b strings.Builder
+	b.WriteString("(")
+	b.WriteString(fn)
+	b.WriteString(").call(")
+	b.WriteString(self)
+	for _, a := range args {
+		v, err := jsonv2.Marshal(a)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(", ")
+		b.Write(v)
+	}
+	b.WriteString(")")
+	return b.String(), nil
 }
 
 // elementFor builds an Element from a remote object of the frame.
 func (f *Frame) elementFor(ctx context.Context, objectID string) (*Element, error) {
+	// DOM.describeNode and the XPath do not depend on each other: sent
+	// together they cost one round trip instead of two.
+	var (
+		path   string
+		xpErr  error
+		xpDone = make(chan struct{})
+	)
+	go func() {
+		defer close(xpDone)
+		xp, err := f.sess.callOn(ctx, objectID, jsXPathOf, true)
+		if err != nil {
+			xpErr = err
+			return
+		}
+		xpErr = unmarshalValue(xp.Value, &path)
+	}()
 	n, err := f.sess.describe(ctx, map[string]any{"objectId": objectID})
+	<-xpDone
 	if err != nil {
 		return nil, err
 	}
-	xp, err := f.sess.callOn(ctx, objectID, jsXPathOf, true)
-	if err != nil {
-		return nil, err
-	}
-	var path string
-	if err := unmarshalValue(xp.Value, &path); err != nil {
-		return nil, err
+	if xpErr != nil {
+		return nil, xpErr
 	}
 	return &Element{
 		ID:            elementID(f.Ordinal, n.BackendNodeID),

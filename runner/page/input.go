@@ -86,14 +86,21 @@ var ErrUnsupportedMethod = errors.New("unsupported method")
 // Scrolling sets the scroll position directly (the page receives scroll
 // events, not wheel events), so it is exact and finished when Perform
 // returns. An id of a text node (a StaticText line) acts on its parent
-// element. Perform brings the tab to the front first, because Chrome holds
-// back input to background tabs. Errors name the method and the element.
+// element. Perform brings the tab to the front first unless it is in front
+// already, because Chrome holds back input to background tabs. Errors name
+// the method and the element.
 func (p *Page) Perform(ctx context.Context, el *Element, method string, args []string) error {
 	p.inputMu.Lock()
 	defer p.inputMu.Unlock()
 	defer p.noteAction()
 	ctx, release := withObjects(ctx)
-	defer release()
+	// Nothing needs the objects freed before Perform returns; releasing
+	// them in the background saves the caller a round trip.
+	defer func() { go release() }()
+	if el != nil {
+		defer p.unhold(el.held)
+	}
+	ctx = context.WithValue(ctx, frontKey{}, new(bool))
 	err := p.perform(ctx, el, method, args)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", method, el, err)
@@ -106,11 +113,14 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnsupportedMethod, method)
 	}
-	// Chrome delivers input only to the tab in front: in a background tab
-	// the first event waits for an input timeout (five seconds) before it
-	// is dropped through. A user switches to the tab first; so do we.
-	if err := p.main.call(ctx, "Page.bringToFront", nil, nil); err != nil {
-		return fmt.Errorf("bring tab to front: %w", err)
+	switch m {
+	case MethodClick, MethodDoubleClick, MethodHover, MethodDragAndDrop:
+		// Locating the element tells whether the tab is in front (see
+		// point), which saves a Page.bringToFront when it is.
+	default:
+		if err := p.toFront(ctx, false); err != nil {
+			return err
+		}
 	}
 	arg := func() (string, error) {
 		if len(args) == 0 {
@@ -251,9 +261,38 @@ func (e *Element) object(ctx context.Context) (string, error) {
 	return parent.ObjectID, nil
 }
 
-// point scrolls the element into view and returns the centre of its first
-// visible box in the tab's viewport.
+// frontKey keys the context value of one Perform that records whether it
+// has brought the tab to the front.
+type frontKey struct{}
+
+// toFront brings the tab to the front unless visible says it is, once per
+// Perform. Chrome delivers input only to the tab in front: in a background
+// tab the first event waits for an input timeout (five seconds) before it
+// is dropped through. A user switches to the tab first; so do we.
+func (p *Page) toFront(ctx context.Context, visible bool) error {
+	done, _ := ctx.Value(frontKey{}).(*bool)
+	if visible || (done != nil && *done) {
+		return nil
+	}
+	if err := p.main.call(ctx, "Page.bringToFront", nil, nil); err != nil {
+		return fmt.Errorf("bring tab to front: %w", err)
+	}
+	if done != nil {
+		*done = true
+	}
+	return nil
+}
+
+// point scrolls the element into view, returns the centre of its first
+// visible box in the tab's viewport, and brings the tab to the front if it
+// is not.
 func (p *Page) point(ctx context.Context, el *Element) (float64, float64, error) {
+	if el.Frame.Parent == nil && !el.text {
+		return p.pointInMainFrame(ctx, el)
+	}
+	// Text nodes and nodes in iframes: DOM.getContentQuads measures text
+	// and reports coordinates relative to the frame's local root, which
+	// toViewport translates across out-of-process boundaries.
 	s := el.Frame.sess
 	if err := s.call(ctx, "DOM.scrollIntoViewIfNeeded", el.node(), nil); err != nil {
 		return 0, 0, fmt.Errorf("scroll into view: %w", err)
@@ -270,9 +309,69 @@ func (p *Page) point(ctx context.Context, el *Element) (float64, float64, error)
 		}
 		x := (quad[0] + quad[2] + quad[4] + quad[6]) / 4
 		y := (quad[1] + quad[3] + quad[5] + quad[7]) / 4
-		return el.Frame.toViewport(ctx, x, y)
+		x, y, err := el.Frame.toViewport(ctx, x, y)
+		if err != nil {
+			return 0, 0, err
+		}
+		return x, y, p.toFront(ctx, false)
 	}
 	return 0, 0, errors.New("element has no visible box")
+}
+
+// jsLocate scrolls this element into view the way DOM.scrollIntoViewIfNeeded
+// does (centred, and only the scrollers that need it), and returns the
+// centre of its first box of at least one square pixel in the viewport, as
+// DOM.getContentQuads would, and whether the document is visible, that is,
+// whether its tab is in front.
+const jsLocate = `function() {
+  this.scrollIntoViewIfNeeded(true);
+  const visible = this.ownerDocument.visibilityState === 'visible';
+  for (const r of this.getClientRects())
+    if (r.width * r.height >= 1) return {box: true, x: r.left + r.width / 2, y: r.top + r.height / 2, visible};
+  return {box: false, visible};
+}`
+
+// pointInMainFrame is point for an element of the main frame, whose client
+// rectangles are in the tab's viewport already: one Runtime.callFunctionOn
+// scrolls, measures and checks the tab's visibility, where DOM commands take
+// three round trips (scroll, quads, bringToFront).
+func (p *Page) pointInMainFrame(ctx context.Context, el *Element) (float64, float64, error) {
+	s := el.Frame.sess
+	var (
+		res *remoteObject
+		err error
+	)
+	if obj := el.held.object(); obj != "" && el.held.sess == s {
+		res, err = s.callOn(ctx, obj, jsLocate, true)
+	}
+	if res == nil {
+		// No object kept from a Query, or it has been released (the
+		// error is then "Could not find object with given id"):
+		// resolve the node afresh.
+		obj, rerr := s.resolveNode(ctx, el.BackendNodeID)
+		if rerr != nil {
+			if err != nil {
+				rerr = err
+			}
+			return 0, 0, fmt.Errorf("locate: %w", rerr)
+		}
+		if res, err = s.callOn(ctx, obj, jsLocate, true); err != nil {
+			return 0, 0, fmt.Errorf("locate: %w", err)
+		}
+	}
+	var box struct {
+		Box     bool    `json:"box"`
+		X       float64 `json:"x"`
+		Y       float64 `json:"y"`
+		Visible bool    `json:"visible"`
+	}
+	if err := unmarshalValue(res.Value, &box); err != nil {
+		return 0, 0, fmt.Errorf("locate: %w", err)
+	}
+	if !box.Box {
+		return 0, 0, errors.New("element has no visible box")
+	}
+	return box.X, box.Y, p.toFront(ctx, box.Visible)
 }
 
 // quadArea is the area of a quad given as four x,y corners (shoelace).
@@ -445,6 +544,7 @@ func (p *Page) dragAndDrop(ctx context.Context, el *Element, to string) error {
 	if err != nil {
 		return fmt.Errorf("drop target %s: %w", to, err)
 	}
+	defer p.unhold(dst.held)
 	// Locate the target first and the source last, so that the source is
 	// in view when the button goes down; the target is located again after
 	// the drag starts in case scrolling moved it.

@@ -47,6 +47,8 @@ type Page struct {
 	// oopifs holds the sessions of out-of-process iframes, by target id
 	// (which is also the frame id).
 	oopifs map[target.ID]*oopifEntry
+	// held are the remote objects Query results keep, oldest first.
+	held []*heldObject
 
 	// inputMu serialises input sequences: a click is three events and must
 	// not interleave with another action's.
@@ -101,6 +103,71 @@ func Attach(ctx context.Context) (*Page, error) {
 	chromedp.ListenTarget(lctx, p.onTargetEvent(p.main))
 	chromedp.ListenBrowser(lctx, p.onBrowserEvent)
 	return p, nil
+}
+
+// maxHeld bounds the remote objects that Query results keep for Perform.
+// An Element performed on releases its object at once; this only limits
+// what queries without a Perform leave behind. An Element whose object was
+// released this way still works, through its backend node id.
+const maxHeld = 16
+
+// heldObject is a remote object that an Element of Query keeps for the
+// element's node, in an object group of its own.
+type heldObject struct {
+	sess     *session
+	id       string
+	released atomic.Bool
+	release  func()
+}
+
+// hold records the remote object id of sess, whose group release frees, as
+// held by an Element, releasing the oldest held object past maxHeld.
+func (p *Page) hold(sess *session, id string, release func()) *heldObject {
+	h := &heldObject{sess: sess, id: id, release: release}
+	p.mu.Lock()
+	p.held = append(p.held, h)
+	var evict []*heldObject
+	if n := len(p.held); n > maxHeld {
+		evict = append(evict, p.held[:n-maxHeld]...)
+		p.held = append(p.held[:0], p.held[n-maxHeld:]...)
+	}
+	p.mu.Unlock()
+	for _, e := range evict {
+		e.free()
+	}
+	return h
+}
+
+// unhold releases h, if the Page still holds it.
+func (p *Page) unhold(h *heldObject) {
+	if h == nil {
+		return
+	}
+	p.mu.Lock()
+	for i, e := range p.held {
+		if e == h {
+			p.held = append(p.held[:i], p.held[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	h.free()
+}
+
+// object returns the held object id, or "" once it is released.
+func (h *heldObject) object() string {
+	if h == nil || h.released.Load() {
+		return ""
+	}
+	return h.id
+}
+
+// free releases the object's group in the background: nothing waits for
+// it, and a failure only leaks the object until the page navigates.
+func (h *heldObject) free() {
+	if h.released.CompareAndSwap(false, true) {
+		go h.release()
+	}
 }
 
 // Close stops the Page's event listeners. It neither closes the tab nor

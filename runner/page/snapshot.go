@@ -87,6 +87,9 @@ type Element struct {
 	snap *Snapshot
 	// text marks a text node; actions then target its parent element.
 	text bool
+	// held is the remote object of the node that found it, for a Query
+	// result; Perform releases it.
+	held *heldObject
 }
 
 // String names the element in errors and logs.

@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/test/framework"
+)
+
+var (
+	fw         = &framework.Framework{}
+	k8sClient  client.Client
+	bfkeys     string
+	kubeconfig string
+)
+
+func TestBFKeys(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	RunSpecs(t, "bfkeys Suite")
+}
+
+var _ = BeforeSuite(func() {
+	cfg := fw.Start()
+	k8sClient = framework.Client(cfg)
+
+	var err error
+	bfkeys, err = gexec.Build("github.com/browserfleet/browserfleet/cmd/bfkeys")
+	Expect(err).NotTo(HaveOccurred(), "building bfkeys")
+	DeferCleanup(gexec.CleanupBuildArtifacts)
+
+	// The kubeconfig of the envtest user the framework's kubectl runs as,
+	// self-contained (--raw keeps the credentials, --minify only them).
+	out, stderr, err := fw.Kubectl("config", "view", "--raw", "--minify", "--flatten")
+	Expect(err).NotTo(HaveOccurred(), stderr)
+	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(os.WriteFile(kubeconfig, []byte(out), 0o600)).To(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	fw.Stop()
+})
+
+// bf runs bfkeys with args and env (on top of an environment without
+// KUBECONFIG), waits for it to exit and returns the session.
+func bf(env []string, args ...string) *gexec.Session {
+	GinkgoHelper()
+	cmd := exec.Command(bfkeys, args...)
+	cmd.Env = append(append(withoutKubeconfig(os.Environ()), "HOME="+GinkgoT().TempDir()), env...)
+	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(s).Should(gexec.Exit())
+	return s
+}
+
+func withoutKubeconfig(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if !strings.HasPrefix(e, "KUBECONFIG=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+var _ = Describe("bfkeys", func() {
+	It("creates, lists and revokes a key", func(ctx SpecContext) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
+		Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+
+		// --kubeconfig on the command line.
+		s := bf(nil, "create", "--kubeconfig", kubeconfig, "--namespace", ns.Name, "--description", "ci robot", "--expires", "720h")
+		Expect(s.ExitCode()).To(Equal(0), string(s.Err.Contents()))
+		m := regexp.MustCompile(`^id: ([0-9a-f]{16})\nkey: (bfk_[A-Za-z0-9_-]{43})\n$`).FindStringSubmatch(string(s.Out.Contents()))
+		Expect(m).To(HaveLen(3), "create's output: id and key")
+		id, key := m[1], m[2]
+		Expect(apikey.ParseKey(key)).To(Succeed())
+		Expect(s.Err).To(gbytes.Say("cannot be shown again"))
+
+		var secret corev1.Secret
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: apikey.SecretName(id)}, &secret)).To(Succeed())
+		Expect(secret.Data[apikey.DataHash]).To(Equal([]byte(apikey.Hash(key))))
+		Expect(secret.Annotations).To(HaveKey(apikey.AnnotationExpiresAt))
+
+		// $KUBECONFIG from here on.
+		env := []string{"KUBECONFIG=" + kubeconfig}
+		s = bf(env, "list", "--namespace", ns.Name)
+		Expect(s.ExitCode()).To(Equal(0), string(s.Err.Contents()))
+		Expect(s.Out).To(gbytes.Say(`ID\s+DESCRIPTION\s+CREATED\s+EXPIRES\n`))
+		Expect(s.Out).To(gbytes.Say(id + `\s+ci robot\s+\S+\s+\d{4}-`))
+		Expect(string(s.Out.Contents())).NotTo(ContainSubstring(key[len(apikey.KeyPrefix):]))
+
+		s = bf(env, "revoke", "--namespace", ns.Name, "--id", id)
+		Expect(s.ExitCode()).To(Equal(0), string(s.Err.Contents()))
+		Expect(s.Out).To(gbytes.Say("revoked API key " + id))
+
+		s = bf(env, "list", "--namespace", ns.Name)
+		Expect(s.ExitCode()).To(Equal(0), string(s.Err.Contents()))
+		Expect(s.Out.Contents()).To(BeEmpty())
+		Expect(s.Err).To(gbytes.Say("No API keys in namespace " + ns.Name))
+
+		s = bf(env, "revoke", "--namespace", ns.Name, "--id", id)
+		Expect(s.ExitCode()).To(Equal(1))
+		Expect(s.Err).To(gbytes.Say("no API key with that id"))
+	})
+
+	It("refuses a bad command line", func() {
+		for _, args := range [][]string{
+			nil,
+			{"frobnicate"},
+			{"list"},
+			{"revoke", "--namespace", "x"},
+			{"create", "--namespace", "x", "--expires", "soon"},
+			{"list", "--namespace", "x", "extra"},
+		} {
+			s := bf(nil, args...)
+			Expect(s.ExitCode()).To(Equal(2), "bfkeys %q", args)
+		}
+	})
+})

@@ -1,0 +1,451 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// Issue is one problem with a request body, as it appears in the error
+// envelope's `issues`: Path is dotted with [i] for array indices
+// (`browser.launchOptions.viewport.width`,
+// `cloudSessionCreateParams.proxies[0].server`); "" is the body itself.
+type Issue struct {
+	// Path locates the offending value.
+	Path string `json:"path"`
+	// Message says what is wrong with it.
+	Message string `json:"message"`
+}
+
+// ValidationError is a refused request body: every issue found, not just the
+// first, sorted by path so that replies are stable. The HTTP layer answers it
+// with 400 and `issues`.
+type ValidationError struct {
+	// Issues are the problems found; never empty.
+	Issues []Issue `json:"issues"`
+}
+
+// Error summarises the issues in one line.
+func (e *ValidationError) Error() string {
+	parts := make([]string, 0, len(e.Issues))
+	for _, is := range e.Issues {
+		if is.Path == "" {
+			parts = append(parts, is.Message)
+			continue
+		}
+		parts = append(parts, is.Path+": "+is.Message)
+	}
+	return "invalid request body: " + strings.Join(parts, "; ")
+}
+
+// StartSchemaJSON is the JSON Schema (draft 2020-12) of the session start
+// body that DecodeStart checks. It is exported so that the OpenAPI document
+// can serve the very schema the server enforces.
+//
+//go:embed start_schema.json
+var StartSchemaJSON []byte
+
+// startSchema is compiled once; the schema is part of the binary, so a
+// failure is a programming error and panics at start-up rather than on the
+// first request.
+var startSchema = func() *jsonschema.Schema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(StartSchemaJSON))
+	if err != nil {
+		panic(fmt.Errorf("start_schema.json: %w", err))
+	}
+	c := jsonschema.NewCompiler()
+	const url = "https://browserfleet.io/schemas/v1/session-start.json"
+	if err := c.AddResource(url, doc); err != nil {
+		panic(fmt.Errorf("start_schema.json: %w", err))
+	}
+	return c.MustCompile(url)
+}()
+
+// DecodeStart decodes and validates a session start body.
+//
+// Which objects are closed: `browser.launchOptions` (with its `proxy` and
+// `viewport`) refuses unknown fields, because the spec says so and the
+// reference server's schema is strict there. Every other object accepts and
+// ignores unknown fields, as the reference server does (its objects strip
+// unknown keys): existing clients send extra fields (SDK version, client
+// language, v2 options) and must keep working. Ignored fields never reach
+// the BrowserSession, whose schema is closed everywhere.
+//
+// Beyond the spec's types, enums and required fields, DecodeStart enforces
+// what the BrowserSession's schema would refuse later, so that a client gets
+// a 400 naming the field instead of a failed create: the bounds and patterns
+// of the CRD (no negative timeouts or viewports, integral milliseconds,
+// `<provider>/<model>` model names) and its CEL rules across fields
+// (crossFieldIssues). Decoding is case-sensitive: `ModelName` is not
+// `modelName`.
+func DecodeStart(body []byte) (*StartRequest, *ValidationError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is empty; want a JSON object"}}}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not valid JSON: " + err.Error()}}}
+	}
+	// encoding/json, under the schema validator, keeps the last of duplicate
+	// names while a client may have meant the first; refuse them, as the
+	// typed decode below does.
+	var probe any
+	if err := jsonv2.Unmarshal(body, &probe); err != nil {
+		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not acceptable JSON: " + err.Error()}}}
+	}
+
+	var issues []Issue
+	if err := startSchema.Validate(doc); err != nil {
+		var verr *jsonschema.ValidationError
+		if !errors.As(err, &verr) {
+			return nil, &ValidationError{Issues: []Issue{{Path: "", Message: err.Error()}}}
+		}
+		issues = schemaIssues(verr, doc)
+	}
+	issues = append(issues, crossFieldIssues(doc)...)
+	if len(issues) > 0 {
+		return nil, &ValidationError{Issues: sortIssues(issues)}
+	}
+
+	var req StartRequest
+	if err := jsonv2.Unmarshal(body, &req); err != nil {
+		// The schema admitted the body, so this is a mismatch between the
+		// schema and the Go types: still the client's answer is a 400.
+		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body does not decode: " + err.Error()}}}
+	}
+	return &req, nil
+}
+
+// schemaIssues flattens the validator's error tree into issues: one per
+// leaf, with a clean path and message. When a value has the wrong type,
+// other complaints about the same value (an enum, a bound) are dropped:
+// they only repeat it.
+func schemaIssues(root *jsonschema.ValidationError, doc any) []Issue {
+	var leaves []*jsonschema.ValidationError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, e)
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(root)
+
+	typeWrong := map[string]bool{}
+	for _, l := range leaves {
+		if _, ok := l.ErrorKind.(*kind.Type); ok {
+			typeWrong[dottedPath(l.InstanceLocation, doc)] = true
+		}
+	}
+	var issues []Issue
+	for _, l := range leaves {
+		path := dottedPath(l.InstanceLocation, doc)
+		switch k := l.ErrorKind.(type) {
+		case *kind.Type:
+			issues = append(issues, Issue{Path: path, Message: typeMessage(k)})
+		case *kind.Required:
+			// The path names the missing field, not the object it is missing
+			// from: that is the field the client has to add.
+			for _, m := range k.Missing {
+				issues = append(issues, Issue{Path: joinPath(path, m), Message: "is required"})
+			}
+		case *kind.AdditionalProperties:
+			for _, p := range k.Properties {
+				issues = append(issues, Issue{Path: joinPath(path, p), Message: "unknown field"})
+			}
+		default:
+			if typeWrong[path] {
+				continue
+			}
+			issues = append(issues, Issue{Path: path, Message: kindMessage(l)})
+		}
+	}
+	return issues
+}
+
+// kindMessage words the leaf errors other than type, required and unknown
+// fields.
+func kindMessage(l *jsonschema.ValidationError) string {
+	switch k := l.ErrorKind.(type) {
+	case *kind.Enum:
+		want := make([]string, 0, len(k.Want))
+		for _, w := range k.Want {
+			want = append(want, display(w))
+		}
+		return fmt.Sprintf("must be one of %s; got %s", strings.Join(want, ", "), display(k.Got))
+	case *kind.Const:
+		return fmt.Sprintf("must be %s", display(k.Want))
+	case *kind.Minimum:
+		return "must be at least " + ratString(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + ratString(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "must be greater than " + ratString(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + ratString(k.Want)
+	case *kind.MinLength:
+		if k.Want == 1 {
+			return "must not be empty"
+		}
+		return fmt.Sprintf("must be at least %d characters long", k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %d characters long", k.Want)
+	case *kind.Pattern:
+		if m, ok := patternMessages[k.Want]; ok {
+			return m
+		}
+		return fmt.Sprintf("must match the pattern %s", k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %d items", k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d items", k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("must have at most %d entries", k.Want)
+	case *kind.UniqueItems:
+		return fmt.Sprintf("must not contain duplicates (items %d and %d are equal)", k.Duplicates[0], k.Duplicates[1])
+	default:
+		return "is invalid (" + strings.Join(l.ErrorKind.KeywordPath(), "/") + ")"
+	}
+}
+
+// patternMessages say in words what the schema's patterns require.
+var patternMessages = map[string]string{
+	`^[A-Za-z0-9._-]+/[^\s]+$`:               "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini",
+	`^(wss?|https?)://`:                      "must be a ws://, wss://, http:// or https:// URL",
+	`^[A-Za-z]{2}$`:                          "must be an ISO 3166-1 alpha-2 country code, for example US",
+	`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`: "must be a locale such as en-US",
+}
+
+// typeMessage words a wrong type; "integer" gets its own words because the
+// value is a number, just not a whole one.
+func typeMessage(k *kind.Type) string {
+	want := make([]string, 0, len(k.Want))
+	for _, w := range k.Want {
+		want = append(want, article(w))
+	}
+	if len(k.Want) == 1 && k.Want[0] == "integer" && k.Got == "number" {
+		return "must be a whole number"
+	}
+	return fmt.Sprintf("must be %s; got %s", strings.Join(want, " or "), article(k.Got))
+}
+
+// article names a JSON type with its article, as in "must be an array".
+func article(t string) string {
+	switch t {
+	case "array", "object", "integer":
+		return "an " + t
+	case "null":
+		return "null"
+	default:
+		return "a " + t
+	}
+}
+
+// display shows a JSON value in a message.
+func display(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}
+
+// ratString prints a bound without a trailing ".0" or a fraction like 1/10.
+func ratString(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// dottedPath turns a JSON-pointer token list into the issue path form. A
+// token is an array index only if the value at that point of the document is
+// an array: a userMetadata key "0" stays a key.
+func dottedPath(tokens []string, doc any) string {
+	var b strings.Builder
+	cur := doc
+	for _, t := range tokens {
+		switch v := cur.(type) {
+		case []any:
+			b.WriteString("[" + t + "]")
+			if i, err := strconv.Atoi(t); err == nil && i >= 0 && i < len(v) {
+				cur = v[i]
+			} else {
+				cur = nil
+			}
+		case map[string]any:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(t)
+			cur = v[t]
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(t)
+			cur = nil
+		}
+	}
+	return b.String()
+}
+
+// joinPath appends a field name to a path.
+func joinPath(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// sortIssues orders issues by path, then message, and drops exact
+// duplicates (a field may fail the same way through two schema branches).
+func sortIssues(issues []Issue) []Issue {
+	sort.SliceStable(issues, func(i, j int) bool {
+		if issues[i].Path != issues[j].Path {
+			return issues[i].Path < issues[j].Path
+		}
+		return issues[i].Message < issues[j].Message
+	})
+	out := issues[:0]
+	for i, is := range issues {
+		if i > 0 && is == issues[i-1] {
+			continue
+		}
+		out = append(out, is)
+	}
+	return out
+}
+
+// crossFieldIssues checks the rules the BrowserSession's CEL validations
+// enforce across fields. It reads the untyped document, tolerating wrong
+// types (the schema reports those), so that these issues are reported
+// together with the schema's rather than after the client fixed those.
+func crossFieldIssues(doc any) []Issue {
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var issues []Issue
+	add := func(path, msg string) { issues = append(issues, Issue{Path: path, Message: msg}) }
+
+	browser, hasBrowser := root["browser"].(map[string]any)
+	// An omitted type is cloud, the CRD's default. A type the schema refuses
+	// decides nothing: its own issue is enough.
+	btype, typeKnown := string(BrowserTypeCloud), true
+	if hasBrowser {
+		if t, present := browser["type"]; present {
+			s, _ := t.(string)
+			btype = s
+			typeKnown = s == string(BrowserTypeLocal) || s == string(BrowserTypeCloud)
+		}
+	}
+	if hasBrowser && typeKnown && btype != string(BrowserTypeLocal) {
+		if _, ok := browser["cdpUrl"]; ok {
+			add("browser.cdpUrl", "requires browser.type local")
+		}
+		if _, ok := browser["launchOptions"]; ok {
+			add("browser.launchOptions", "requires browser.type local")
+		}
+	}
+	if _, ok := root["cloudSessionCreateParams"]; ok && hasBrowser && typeKnown && btype != string(BrowserTypeCloud) {
+		add("cloudSessionCreateParams", "requires browser.type cloud or no browser")
+	}
+
+	if hasBrowser {
+		if lo, ok := browser["launchOptions"].(map[string]any); ok {
+			if v, _ := lo["preserveUserDataDir"].(bool); v {
+				if _, ok := lo["userDataDir"]; !ok {
+					add("browser.launchOptions.preserveUserDataDir", "requires userDataDir")
+				}
+			}
+		}
+	}
+
+	csp, _ := root["cloudSessionCreateParams"].(map[string]any)
+	if csp == nil {
+		return issues
+	}
+	if proxies, ok := csp["proxies"].([]any); ok {
+		for i, p := range proxies {
+			pm, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			base := fmt.Sprintf("cloudSessionCreateParams.proxies[%d]", i)
+			switch pm["type"] {
+			case string(ProxyTypeExternal):
+				if _, ok := pm["server"]; !ok {
+					add(base+".server", "is required for an external proxy")
+				}
+				if _, ok := pm["geolocation"]; ok {
+					add(base+".geolocation", "applies only to a cloud proxy")
+				}
+			case string(ProxyTypeCloud):
+				for _, f := range []string{"server", "username", "password"} {
+					if _, ok := pm[f]; ok {
+						add(base+"."+f, "applies only to an external proxy")
+					}
+				}
+			}
+		}
+	}
+	if bs, ok := csp["browserSettings"].(map[string]any); ok {
+		if fp, ok := bs["fingerprint"].(map[string]any); ok {
+			if sc, ok := fp["screen"].(map[string]any); ok {
+				const base = "cloudSessionCreateParams.browserSettings.fingerprint.screen"
+				for _, dim := range []string{"Width", "Height"} {
+					lo, okLo := number(sc["min"+dim])
+					hi, okHi := number(sc["max"+dim])
+					if okLo && okHi && lo > hi {
+						add(base+".min"+dim, "must not exceed max"+dim)
+					}
+				}
+			}
+		}
+	}
+	return issues
+}
+
+// number reads a JSON number of the untyped document.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case interface{ Float64() (float64, error) }:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	return 0, false
+}

@@ -30,12 +30,9 @@ import (
 	"github.com/browserfleet/browserfleet/test/wrappers"
 )
 
+// task returns a function that reads the task, for Eventually.
 func task(ctx context.Context, key types.NamespacedName) func(Gomega) *v1alpha1.AgentTask {
-	return func(g Gomega) *v1alpha1.AgentTask {
-		t := &v1alpha1.AgentTask{}
-		g.Expect(k8sClient.Get(ctx, key, t)).To(Succeed())
-		return t
-	}
+	return read[v1alpha1.AgentTask](ctx, key)
 }
 
 func taskPhase(ctx context.Context, key types.NamespacedName) func(Gomega) v1alpha1.AgentTaskPhase {

@@ -44,11 +44,7 @@ import (
 
 // session returns a function that reads the session, for Eventually.
 func session(ctx context.Context, key types.NamespacedName) func(Gomega) *v1alpha1.BrowserSession {
-	return func(g Gomega) *v1alpha1.BrowserSession {
-		s := &v1alpha1.BrowserSession{}
-		g.Expect(k8sClient.Get(ctx, key, s)).To(Succeed())
-		return s
-	}
+	return read[v1alpha1.BrowserSession](ctx, key)
 }
 
 func phase(ctx context.Context, key types.NamespacedName) func(Gomega) v1alpha1.BrowserSessionPhase {

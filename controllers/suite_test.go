@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,6 +83,19 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	fw.Stop()
 })
+
+// read returns a function that reads an object afresh, for Eventually and
+// for one-off reads with Default.
+func read[T any, P interface {
+	*T
+	client.Object
+}](ctx context.Context, key types.NamespacedName) func(Gomega) P {
+	return func(g Gomega) P {
+		obj := P(new(T))
+		g.Expect(k8sClient.Get(ctx, key, obj)).To(Succeed())
+		return obj
+	}
+}
 
 // newNamespace gives each spec a namespace of its own.
 func newNamespace(ctx context.Context) string {

@@ -65,6 +65,10 @@ const (
 	CodeModelError ErrorCode = "MODEL_ERROR"
 	// CodeEngineError: the engine failed in a way no other code names.
 	CodeEngineError ErrorCode = "ENGINE_ERROR"
+	// CodeRunnerUnreachable: the runner could not be reached, or its
+	// connection dropped before the call's outcome arrived. The runner never
+	// answers with it; the Client makes it up.
+	CodeRunnerUnreachable ErrorCode = "RUNNER_UNREACHABLE"
 	// CodeInternal: a bug in the runner.
 	CodeInternal ErrorCode = "INTERNAL"
 )
@@ -93,7 +97,7 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusGatewayTimeout
 	case CodeCanceled:
 		return StatusClientClosedRequest
-	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError:
+	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError, CodeRunnerUnreachable:
 		return http.StatusBadGateway
 	case CodeSchemaViolation:
 		return http.StatusUnprocessableEntity

@@ -28,7 +28,6 @@ import (
 	"strings"
 )
 
-
 // maxErrorBodyBytes bounds how much of a failed plain response the Client
 // reads: an error body is one short JSON object, and a proxy in between
 // may answer with a page of HTML.

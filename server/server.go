@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/server/apikey"
+)
+
+// Defaults of Options.
+const (
+	// DefaultStartTimeout is how long start waits for a session to be ready.
+	DefaultStartTimeout = 60 * time.Second
+	// DefaultMaxBodyBytes bounds request bodies: 1 MiB, far more than any
+	// start body needs, small enough that a flood of them cannot exhaust
+	// the pod's memory.
+	DefaultMaxBodyBytes int64 = 1 << 20
+)
+
+// Headers the server reads.
+const (
+	// HeaderAPIKey carries the service API key.
+	HeaderAPIKey = "x-svc-api-key"
+	// HeaderProjectID is deprecated and ignored: the key decides the project.
+	HeaderProjectID = "x-svc-project-id"
+	// HeaderModelAPIKey carries the model provider's API key on start, as the
+	// reference server takes it.
+	HeaderModelAPIKey = "x-model-api-key"
+)
+
+// Options configure the server.
+type Options struct {
+	// Client reads through the API pod's cache (BrowserSessions of every
+	// namespace) and writes to the API server. Required.
+	Client client.Client
+	// APIReader reads from the API server directly. A session that the cache
+	// does not hold is looked up here before the server answers 404, because
+	// another API pod may have created it a moment ago. Required.
+	APIReader client.Reader
+	// Cache is the cache behind Client: start waits on its BrowserSession
+	// informer, and /readyz reports whether it has synced. Required.
+	Cache cache.Cache
+	// Authenticator checks API keys. Required.
+	Authenticator *apikey.Authenticator
+	// StartTimeout bounds start's wait for Ready; DefaultStartTimeout if 0.
+	StartTimeout time.Duration
+	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes if 0.
+	MaxBodyBytes int64
+	// Logger receives the request log and errors; logr.Discard() if zero.
+	Logger logr.Logger
+}
+
+// CacheOptions are what the API pod's cache must hold: BrowserSessions of
+// every namespace and, of Secrets, only API keys (apikey.Selector()), so that
+// the pod never holds the cluster's other Secrets. The request Secrets the
+// server creates are written and never read back, so they need no cache.
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: apikey.Selector()},
+	}}
+}
+
+// server is the handler New returns.
+type server struct {
+	opts   Options
+	log    logr.Logger
+	mux    *http.ServeMux
+	hub    *hub
+	synced atomic.Bool
+}
+
+// New returns the API's http.Handler. It registers an event handler on the
+// cache's BrowserSession informer, which start waits on; call it before the
+// cache starts or after, either works.
+func New(opts Options) (http.Handler, error) {
+	if opts.Client == nil || opts.APIReader == nil || opts.Cache == nil || opts.Authenticator == nil {
+		return nil, errors.New("server: Client, APIReader, Cache and Authenticator are required")
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	s := &server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), hub: newHub()}
+
+	// GetInformer does not block before the cache starts; once it has
+	// started, it waits for the informer to sync, which a short context
+	// would cut off, hence Background.
+	inf, err := opts.Cache.GetInformer(context.Background(), &v1alpha1.BrowserSession{})
+	if err != nil {
+		return nil, fmt.Errorf("server: getting the BrowserSession informer: %w", err)
+	}
+	if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
+		return nil, fmt.Errorf("server: watching BrowserSessions: %w", err)
+	}
+
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("POST /v1/sessions/start", s.authed(s.start))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/end", s.authed(s.end))
+	s.mux.HandleFunc("GET /v1/sessions/{id}", s.authed(s.get))
+	s.mux.HandleFunc("GET /v1/sessions", s.authed(s.list))
+	s.mux.HandleFunc("/", s.fallback)
+	return s.logged(s.mux), nil
+}
+
+// fallback answers what no route matched with JSON, as every error is:
+// a 405 for a known path with another method, else a 404. (The catch-all
+// pattern keeps ServeMux from writing its own plain-text replies.)
+func (s *server) fallback(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+r.Method+" not allowed")
+		return
+	}
+	writeError(w, http.StatusNotFound, CodeNotFound, "no such path")
+}
+
+// healthz answers 200 while the process serves.
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// readyz answers 200 once the cache has synced: before that, keys cannot be
+// checked and sessions not found.
+func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	if !s.synced.Load() {
+		// WaitForCacheSync blocks until the cache syncs or the context
+		// ends; a probe must answer promptly either way.
+		ctx, cancel := context.WithTimeout(r.Context(), 200*time.Millisecond)
+		defer cancel()
+		if !s.opts.Cache.WaitForCacheSync(ctx) {
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "cache not synced yet")
+			return
+		}
+		s.synced.Store(true)
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}
+
+// authedHandler is a /v1 handler: it runs for an authenticated project.
+type authedHandler func(w http.ResponseWriter, r *http.Request, project apikey.Project)
+
+// authed checks the API key before h. Every refused key gets the same 401,
+// whatever was wrong with it.
+func (s *server) authed(h authedHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		project, err := s.opts.Authenticator.Authenticate(r.Context(), r.Header.Get(HeaderAPIKey))
+		if errors.Is(err, apikey.ErrInvalidKey) {
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, apikey.ErrInvalidKey.Error())
+			return
+		}
+		if err != nil {
+			// The cache is not ready or the request is gone: not the
+			// caller's fault, and retrying will work.
+			s.log.Error(err, "authenticating request")
+			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "cannot check the API key right now; retry")
+			return
+		}
+		h(w, r, project)
+	}
+}
+
+// readBody reads the body within MaxBodyBytes. It writes the 413 itself and
+// returns ok=false then, or on a broken body (400).
+func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			fmt.Sprintf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+		return nil, false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "reading request body failed")
+		return nil, false
+	}
+	return body, true
+}
+
+// statusRecorder remembers the status a handler wrote, for the log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushing for
+// SSE, deadlines) through the recorder.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// logged logs one line per request: method, route pattern (never the raw
+// path's ids, which would make every line unique), status and duration.
+// Headers and bodies are never logged: they carry keys.
+func (s *server) logged(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		// ServeMux sets r.Pattern on the request it was given, this one.
+		route := r.Pattern
+		if route == "" || route == "/" {
+			route = "unmatched"
+		}
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.log.Info("request", "method", r.Method, "route", route, "status", status,
+			"durationMs", time.Since(start).Milliseconds())
+	})
+}

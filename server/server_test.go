@@ -1,0 +1,339 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/server/apikey"
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/test/wrappers"
+)
+
+const startBody = `{"modelName": "openai/gpt-4.1-mini"}`
+
+// unauthorized is the one body of every refused key.
+const unauthorized = `{"success":false,"error":"API key missing or invalid","code":"UNAUTHORIZED"}`
+
+func keysOf(m map[string]any) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func session(ctx context.Context, ns, name string) *v1alpha1.BrowserSession {
+	bs := &v1alpha1.BrowserSession{}
+	ExpectWithOffset(1, k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, bs)).To(Succeed())
+	return bs
+}
+
+// sessionsAndRequestSecrets counts what a start creates in a project.
+func sessionsAndRequestSecrets(ctx context.Context, ns string) int {
+	var sessions v1alpha1.BrowserSessionList
+	ExpectWithOffset(1, k8sClient.List(ctx, &sessions, client.InNamespace(ns))).To(Succeed())
+	var secrets corev1.SecretList
+	ExpectWithOffset(1, k8sClient.List(ctx, &secrets, client.InNamespace(ns), client.HasLabels{"browserfleet.io/session"})).To(Succeed())
+	return len(sessions.Items) + len(secrets.Items)
+}
+
+var _ = Describe("probes", func() {
+	It("answers /healthz and /readyz without a key", func() {
+		st, _ := call(api, http.MethodGet, "/healthz", "", "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		st, _ = call(api, http.MethodGet, "/readyz", "", "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+	})
+
+	It("answers unknown paths and methods with the JSON envelope", func() {
+		st, m := call(api, http.MethodGet, "/v2/nope", "", "", nil)
+		Expect(st).To(Equal(http.StatusNotFound))
+		Expect(m).To(HaveKeyWithValue("code", "NOT_FOUND"))
+		st, m = call(api, http.MethodDelete, "/v1/sessions/x", "", "", nil)
+		Expect(st).To(Equal(http.StatusMethodNotAllowed))
+		Expect(m).To(HaveKeyWithValue("code", "METHOD_NOT_ALLOWED"))
+	})
+})
+
+var _ = Describe("authentication", func() {
+	It("refuses missing, wrong, malformed and revoked keys alike, and accepts a valid one", func(ctx SpecContext) {
+		p := newProject(ctx)
+		wrong, _, err := apikey.Create(ctx, k8sClient, p.ns, "to be revoked", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int {
+			st, _ := callRaw(api, http.MethodGet, "/v1/sessions", wrong, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+		infos, err := apikey.List(ctx, k8sClient, p.ns)
+		Expect(err).NotTo(HaveOccurred())
+		for _, info := range infos {
+			if info.ID != p.keyID {
+				Expect(apikey.Revoke(ctx, k8sClient, p.ns, info.ID)).To(Succeed())
+			}
+		}
+		Eventually(func() string {
+			_, raw := callRaw(api, http.MethodGet, "/v1/sessions", wrong, "", nil)
+			return strings.TrimSpace(string(raw))
+		}).Should(Equal(unauthorized))
+
+		unknown := "bfk_" + strings.Repeat("A", 43)
+		for _, key := range []string{"", "not-a-key", unknown, wrong} {
+			for _, route := range [][2]string{
+				{http.MethodGet, "/v1/sessions"},
+				{http.MethodPost, "/v1/sessions/start"},
+				{http.MethodGet, "/v1/sessions/abc"},
+				{http.MethodPost, "/v1/sessions/abc/end"},
+			} {
+				st, raw := callRaw(api, route[0], route[1], key, "", map[string]string{"x-svc-project-id": p.ns})
+				Expect(st).To(Equal(http.StatusUnauthorized), "%s %s", route[0], route[1])
+				Expect(strings.TrimSpace(string(raw))).To(Equal(unauthorized))
+			}
+		}
+		st, _ := call(api, http.MethodGet, "/v1/sessions", p.key, "", map[string]string{"x-svc-project-id": "ignored"})
+		Expect(st).To(Equal(http.StatusOK))
+	})
+})
+
+var _ = Describe("POST /v1/sessions/start", func() {
+	It("answers exactly sessionId, cdpUrl and available once the runner is ready", func(ctx SpecContext) {
+		p := newProject(ctx)
+		done := startAsync(api, p.key, startBody, nil)
+		pod := runnerPod(ctx, p.ns)
+		Consistently(done, "300ms").ShouldNot(Receive(), "start must wait for Ready")
+		Expect(kubelet.Run(ctx, pod, true)).To(Succeed())
+		var r reply
+		Eventually(done).Should(Receive(&r))
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(keysOf(r.body)).To(Equal([]string{"data", "success"}))
+		Expect(r.body["success"]).To(BeTrue())
+		data := r.body["data"].(map[string]any)
+		Expect(keysOf(data)).To(Equal([]string{"available", "cdpUrl", "sessionId"}))
+		Expect(data["cdpUrl"]).To(BeNil())
+		Expect(data["available"]).To(BeTrue())
+		id := data["sessionId"].(string)
+		Expect(id).To(MatchRegexp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`))
+		bs := session(ctx, p.ns, id)
+		Expect(bs.Spec.Model.Name).To(Equal("openai/gpt-4.1-mini"))
+		Expect(bs.Status.Phase).To(Equal(v1alpha1.BrowserSessionReady))
+	})
+
+	It("puts x-model-api-key into a Secret owned by the session, never into the session", func(ctx SpecContext) {
+		p := newProject(ctx)
+		id := startReady(ctx, p, startBody, map[string]string{"x-model-api-key": "sk-secret"})
+		bs := session(ctx, p.ns, id)
+		Expect(bs.Spec.Model.APIKeySecretRef).To(Equal(&v1alpha1.SecretKeyReference{
+			Name: serverv1.RequestSecretName(id), Key: serverv1.SecretKeyModelAPIKey,
+		}))
+		raw, err := json.Marshal(bs)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).NotTo(ContainSubstring("sk-secret"))
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: serverv1.RequestSecretName(id)}, secret)).To(Succeed())
+		Expect(string(secret.Data[serverv1.SecretKeyModelAPIKey])).To(Equal("sk-secret"))
+		Expect(secret.OwnerReferences).To(ConsistOf(HaveField("UID", bs.UID)))
+	})
+
+	It("answers SESSION_FAILED with the pod's reason when the runner fails", func(ctx SpecContext) {
+		p := newProject(ctx)
+		done := startAsync(api, p.key, startBody, nil)
+		Expect(kubelet.Exit(ctx, runnerPod(ctx, p.ns), 137, "OOMKilled", "")).To(Succeed())
+		var r reply
+		Eventually(done).Should(Receive(&r))
+		Expect(r.status).To(Equal(http.StatusBadGateway))
+		Expect(r.body).To(HaveKeyWithValue("code", "SESSION_FAILED"))
+		Expect(r.body).To(HaveKeyWithValue("success", false))
+		Expect(r.body["error"]).To(ContainSubstring("OOMKilled"))
+	})
+
+	It("answers START_TIMEOUT when the runner never gets ready, and ends the abandoned session", func(ctx SpecContext) {
+		p := newProject(ctx)
+		st, m := call(apiShort, http.MethodPost, "/v1/sessions/start", p.key, startBody, nil)
+		Expect(st).To(Equal(http.StatusGatewayTimeout))
+		Expect(m).To(HaveKeyWithValue("code", "START_TIMEOUT"))
+		var sessions v1alpha1.BrowserSessionList
+		Expect(k8sClient.List(ctx, &sessions, client.InNamespace(p.ns))).To(Succeed())
+		Expect(sessions.Items).To(HaveLen(1))
+		Expect(sessions.Items[0].Spec.Ended).To(BeTrue())
+	})
+
+	It("refuses a bad body with issues naming the fields, creating nothing", func(ctx SpecContext) {
+		p := newProject(ctx)
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key,
+			`{"modelName": 5, "verbose": 7, "browser": {"type": "spaceship"}}`, map[string]string{"x-model-api-key": "sk-secret"})
+		Expect(st).To(Equal(http.StatusBadRequest))
+		Expect(m).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
+		Expect(m).To(HaveKeyWithValue("success", false))
+		var paths []string
+		for _, is := range m["issues"].([]any) {
+			issue := is.(map[string]any)
+			Expect(keysOf(issue)).To(Equal([]string{"message", "path"}))
+			paths = append(paths, issue["path"].(string))
+		}
+		Expect(paths).To(ContainElements("modelName", "verbose", "browser.type"))
+
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key, `not json`, nil)
+		Expect(st).To(Equal(http.StatusBadRequest))
+		Expect(m).To(HaveKey("issues"))
+		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.ns) }, "500ms").Should(BeZero())
+	})
+
+	It("refuses a body over the limit with 413, creating nothing", func(ctx SpecContext) {
+		p := newProject(ctx)
+		big := `{"modelName": "openai/gpt-4.1-mini", "systemPrompt": "` + strings.Repeat("a", 1<<20) + `"}`
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key, big, map[string]string{"x-model-api-key": "sk-secret"})
+		Expect(st).To(Equal(http.StatusRequestEntityTooLarge))
+		Expect(m).To(HaveKeyWithValue("code", "PAYLOAD_TOO_LARGE"))
+		st, _ = call(api, http.MethodPost, "/v1/sessions/x/end", p.key, big, nil)
+		Expect(st).To(Equal(http.StatusRequestEntityTooLarge))
+		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.ns) }, "500ms").Should(BeZero())
+	})
+
+	It("resumes a live session by cloudSessionID, and refuses unknown and ended ones", func(ctx SpecContext) {
+		p := newProject(ctx)
+		id := startReady(ctx, p, startBody, nil)
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "`+id+`"}`, nil)
+		Expect(st).To(Equal(http.StatusOK))
+		Expect(m["data"]).To(HaveKeyWithValue("sessionId", id))
+
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "no-such-session"}`, nil)
+		Expect(st).To(Equal(http.StatusNotFound))
+		Expect(m).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
+
+		st, _ = call(api, http.MethodPost, "/v1/sessions/"+id+"/end", p.key, "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "`+id+`"}`, nil)
+		Expect(st).To(Equal(http.StatusConflict))
+		Expect(m).To(HaveKeyWithValue("code", "SESSION_ENDED"))
+	})
+})
+
+var _ = Describe("POST /v1/sessions/{id}/end", func() {
+	It("ends a session idempotently and refuses a non-empty body", func(ctx SpecContext) {
+		p := newProject(ctx)
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s1", p.ns).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s2", p.ns).Obj())).To(Succeed())
+
+		st, raw := callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, `{"force": true}`, nil)
+		Expect(st).To(Equal(http.StatusBadRequest), "%s", raw)
+		Expect(session(ctx, p.ns, "s1").Spec.Ended).To(BeFalse())
+
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		Expect(strings.TrimSpace(string(raw))).To(Equal(`{"success":true}`))
+		Expect(session(ctx, p.ns, "s1").Spec.Ended).To(BeTrue())
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		Expect(strings.TrimSpace(string(raw))).To(Equal(`{"success":true}`))
+
+		// {} is taken as empty, for clients that always send a JSON body.
+		st, _ = callRaw(api, http.MethodPost, "/v1/sessions/s2/end", p.key, " { } ", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		Expect(session(ctx, p.ns, "s2").Spec.Ended).To(BeTrue())
+
+		st, m := call(api, http.MethodPost, "/v1/sessions/nope/end", p.key, "", nil)
+		Expect(st).To(Equal(http.StatusNotFound))
+		Expect(m).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
+	})
+})
+
+var _ = Describe("projects", func() {
+	It("hides one project's sessions from another's key", func(ctx SpecContext) {
+		a, b := newProject(ctx), newProject(ctx)
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("mine", a.ns).Obj())).To(Succeed())
+		Eventually(func() int {
+			st, _ := callRaw(api, http.MethodGet, "/v1/sessions/mine", a.key, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+
+		_, missing := callRaw(api, http.MethodGet, "/v1/sessions/missing", b.key, "", nil)
+		st, raw := callRaw(api, http.MethodGet, "/v1/sessions/mine", b.key, "", nil)
+		Expect(st).To(Equal(http.StatusNotFound))
+		Expect(raw).To(Equal(missing))
+		_, missing = callRaw(api, http.MethodPost, "/v1/sessions/missing/end", b.key, "", nil)
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/mine/end", b.key, "", nil)
+		Expect(st).To(Equal(http.StatusNotFound))
+		Expect(raw).To(Equal(missing))
+		Expect(session(ctx, a.ns, "mine").Spec.Ended).To(BeFalse())
+
+		_, m := call(api, http.MethodGet, "/v1/sessions", b.key, "", nil)
+		Expect(m["data"]).To(HaveKeyWithValue("sessions", BeEmpty()))
+	})
+})
+
+var _ = Describe("GET /v1/sessions", func() {
+	It("shows one session and lists the project's, filtered by phase and userMetadata", func(ctx SpecContext) {
+		p := newProject(ctx)
+		ready := startReady(ctx, p,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionCreateParams": {"userMetadata": {"team": "growth", "tier": 3}}}`, nil)
+		meta := func(team string) *v1alpha1.CloudSessionCreateParams {
+			return &v1alpha1.CloudSessionCreateParams{UserMetadata: map[string]apiextensionsv1.JSON{
+				"team": {Raw: []byte(`"` + team + `"`)},
+			}}
+		}
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-growth", p.ns).Cloud(meta("growth")).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-other", p.ns).Cloud(meta("other")).Obj())).To(Succeed())
+
+		st, m := call(api, http.MethodGet, "/v1/sessions/"+ready, p.key, "", nil)
+		Expect(st).To(Equal(http.StatusOK))
+		Expect(keysOf(m)).To(Equal([]string{"data", "success"}))
+		data := m["data"].(map[string]any)
+		Expect(keysOf(data)).To(Equal([]string{"createdAt", "endedAt", "expiresAt", "message", "modelName",
+			"phase", "sessionId", "startedAt", "userMetadata"}))
+		Expect(data).To(HaveKeyWithValue("sessionId", ready))
+		Expect(data).To(HaveKeyWithValue("phase", "Ready"))
+		Expect(data).To(HaveKeyWithValue("modelName", "openai/gpt-4.1-mini"))
+		Expect(data).To(HaveKeyWithValue("endedAt", BeNil()))
+		Expect(data["startedAt"]).NotTo(BeNil())
+		Expect(data["expiresAt"]).NotTo(BeNil())
+		Expect(data["userMetadata"]).To(Equal(map[string]any{"team": "growth", "tier": float64(3)}))
+
+		ids := func(query string) []string {
+			GinkgoHelper()
+			st, m := call(api, http.MethodGet, "/v1/sessions"+query, p.key, "", nil)
+			Expect(st).To(Equal(http.StatusOK))
+			var out []string
+			for _, s := range m["data"].(map[string]any)["sessions"].([]any) {
+				out = append(out, s.(map[string]any)["sessionId"].(string))
+			}
+			return out
+		}
+		Eventually(func() []string { return ids("") }).Should(ConsistOf(ready, "starting-growth", "starting-other"))
+		Expect(ids("?phase=Ready&userMetadata.team=growth")).To(Equal([]string{ready}))
+		Expect(ids("?userMetadata.team=growth")).To(ConsistOf(ready, "starting-growth"))
+		Expect(ids("?userMetadata.tier=3")).To(Equal([]string{ready}))
+		Eventually(func() []string { return ids("?phase=Ready&phase=Starting&userMetadata.team=other") }).
+			Should(Equal([]string{"starting-other"}))
+		Expect(ids("?userMetadata.team=nobody")).To(BeEmpty())
+
+		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.key, "", nil)
+		Expect(st).To(Equal(http.StatusBadRequest))
+		Expect(m["issues"]).To(ConsistOf(HaveKeyWithValue("path", "colour"), HaveKeyWithValue("path", "phase")))
+	})
+})

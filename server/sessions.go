@@ -1,0 +1,516 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/server/apikey"
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+)
+
+// errNotFound stands for an id that cannot name a session.
+var errNotFound = errors.New("no such session")
+
+// cleanupTimeout bounds the clean-up writes made after the request is over
+// (ending an abandoned session, deleting an orphaned Secret).
+const cleanupTimeout = 10 * time.Second
+
+// success is the envelope of a successful reply.
+type success struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data,omitempty"`
+}
+
+// startData is start's `data`: exactly the spec's three properties.
+type startData struct {
+	SessionID string `json:"sessionId"`
+	// CDPURL stays null until the CDP proxy of the API pod exists: the
+	// session's status.cdpUrl is the runner's in-cluster address, which
+	// needs the runner token and is not reachable by clients, so it must not
+	// be handed out here.
+	CDPURL    *string `json:"cdpUrl"`
+	Available bool    `json:"available"`
+}
+
+// sessionView is a session as GET /v1/sessions/{id} and the list show it.
+type sessionView struct {
+	SessionID    string                       `json:"sessionId"`
+	Phase        v1alpha1.BrowserSessionPhase `json:"phase"`
+	Message      string                       `json:"message"`
+	CreatedAt    metav1.Time                  `json:"createdAt"`
+	StartedAt    *metav1.Time                 `json:"startedAt"`
+	ExpiresAt    *metav1.Time                 `json:"expiresAt"`
+	EndedAt      *metav1.Time                 `json:"endedAt"`
+	ModelName    string                       `json:"modelName"`
+	UserMetadata map[string]json.RawMessage   `json:"userMetadata"`
+}
+
+// listData is the list's `data`; an object rather than a bare array so that
+// paging can be added without breaking clients.
+type listData struct {
+	Sessions []sessionView `json:"sessions"`
+}
+
+// phaseOf is the session's phase; a session the controller has not seen yet
+// is Pending.
+func phaseOf(bs *v1alpha1.BrowserSession) v1alpha1.BrowserSessionPhase {
+	if bs.Status.Phase == "" {
+		return v1alpha1.BrowserSessionPending
+	}
+	return bs.Status.Phase
+}
+
+// over reports whether the session is ending, ended or failed, or was asked
+// to end: it will never be Ready (again).
+func over(bs *v1alpha1.BrowserSession) bool {
+	switch phaseOf(bs) {
+	case v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded, v1alpha1.BrowserSessionFailed:
+		return true
+	}
+	return bs.Spec.Ended
+}
+
+func view(bs *v1alpha1.BrowserSession) sessionView {
+	v := sessionView{
+		SessionID:    bs.Name,
+		Phase:        phaseOf(bs),
+		Message:      bs.Status.Message,
+		CreatedAt:    bs.CreationTimestamp,
+		StartedAt:    bs.Status.StartedAt,
+		ExpiresAt:    bs.Status.ExpiresAt,
+		EndedAt:      bs.Status.EndedAt,
+		ModelName:    bs.Spec.Model.Name,
+		UserMetadata: map[string]json.RawMessage{},
+	}
+	if c := bs.Spec.CloudSessionCreateParams; c != nil {
+		for k, j := range c.UserMetadata {
+			v.UserMetadata[k] = json.RawMessage(j.Raw)
+		}
+	}
+	return v
+}
+
+// lookup returns the session id of the project, or nil if there is none. It
+// reads the cache, and the API server before it concludes that there is
+// none: a session created a moment ago (by another API pod, say) may not
+// have reached this pod's cache yet.
+func (s *server) lookup(ctx context.Context, namespace, id string) (*v1alpha1.BrowserSession, error) {
+	// Not a possible name: no lookup, and no odd name reaches the API server.
+	if len(validation.IsDNS1123Label(id)) > 0 {
+		return nil, nil
+	}
+	key := types.NamespacedName{Namespace: namespace, Name: id}
+	bs := &v1alpha1.BrowserSession{}
+	err := s.opts.Client.Get(ctx, key, bs)
+	if apierrors.IsNotFound(err) {
+		err = s.opts.APIReader.Get(ctx, key, bs)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting session %s: %w", key, err)
+	}
+	return bs, nil
+}
+
+// start serves POST /v1/sessions/start.
+func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	req, verr := serverv1.DecodeStart(body)
+	if verr != nil {
+		writeIssues(w, verr.Error(), verr.Issues)
+		return
+	}
+	if req.CloudSessionID != "" {
+		s.resume(w, r, project, req.CloudSessionID)
+		return
+	}
+	req.ModelAPIKey = r.Header.Get(HeaderModelAPIKey)
+	// The id is the name: a random UUID is unguessable and a DNS label.
+	name := uuid.NewString()
+	session, secret, err := req.ToSession(name, project.Namespace)
+	if err != nil {
+		s.log.Error(err, "mapping start request", "namespace", project.Namespace)
+		writeInternal(w)
+		return
+	}
+	key := client.ObjectKeyFromObject(session)
+	// Subscribe before the create, so that no event is missed in between.
+	wake, cancel := s.hub.subscribe(key)
+	defer cancel()
+	if err := s.create(r.Context(), session, secret); err != nil {
+		var status apierrors.APIStatus
+		if apierrors.IsInvalid(err) && errors.As(err, &status) {
+			// DecodeStart should have caught it; if the CRD's schema is
+			// stricter, the client still deserves the fields named.
+			writeIssues(w, "invalid request body", issuesOf(status.Status()))
+			return
+		}
+		s.log.Error(err, "creating session", "namespace", project.Namespace, "session", name)
+		writeInternal(w)
+		return
+	}
+	s.await(w, r, key, wake, true)
+}
+
+// create creates the request Secret, then the session, then makes the
+// session the Secret's owner (it needs the session's UID), so that the
+// runner pod never waits for the Secret and the Secret goes with the session.
+// On failure it removes what it made.
+func (s *server) create(ctx context.Context, session *v1alpha1.BrowserSession, secret *corev1.Secret) error {
+	c := s.opts.Client
+	if secret != nil {
+		if err := c.Create(ctx, secret); err != nil {
+			return fmt.Errorf("creating request secret %s/%s: %w", secret.Namespace, secret.Name, err)
+		}
+	}
+	if err := c.Create(ctx, session); err != nil {
+		if secret != nil {
+			s.cleanup(secret)
+		}
+		return fmt.Errorf("creating session %s/%s: %w", session.Namespace, session.Name, err)
+	}
+	if secret == nil {
+		return nil
+	}
+	patch := client.MergeFrom(secret.DeepCopy())
+	secret.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: v1alpha1.GroupVersion.String(),
+		Kind:       "BrowserSession",
+		Name:       session.Name,
+		UID:        session.UID,
+	}}
+	if err := c.Patch(ctx, secret, patch); err != nil {
+		// Without its owner the Secret would outlive the session: undo both.
+		s.cleanup(session, secret)
+		return fmt.Errorf("owning request secret %s/%s by its session: %w", secret.Namespace, secret.Name, err)
+	}
+	return nil
+}
+
+// cleanup deletes objects after a failed start. It runs on its own context:
+// the request's may be what ended.
+func (s *server) cleanup(objs ...client.Object) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	for _, o := range objs {
+		if err := s.opts.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			s.log.Error(err, "cleaning up after a failed start", "namespace", o.GetNamespace(), "name", o.GetName())
+		}
+	}
+}
+
+// resume serves a start with cloudSessionID: the existing session, once it
+// is Ready.
+func (s *server) resume(w http.ResponseWriter, r *http.Request, project apikey.Project, id string) {
+	key := types.NamespacedName{Namespace: project.Namespace, Name: id}
+	wake, cancel := s.hub.subscribe(key)
+	defer cancel()
+	// The API server, not the cache: a session ended a moment ago (maybe by
+	// this very client, through this pod) may still look Ready in the cache,
+	// and resuming it would hand out a session that is going away.
+	bs := &v1alpha1.BrowserSession{}
+	err := errNotFound
+	if len(validation.IsDNS1123Label(id)) == 0 {
+		err = s.opts.APIReader.Get(r.Context(), key, bs)
+	}
+	if apierrors.IsNotFound(err) || errors.Is(err, errNotFound) {
+		writeSessionNotFound(w)
+		return
+	}
+	if err != nil {
+		s.log.Error(err, "resuming session", "namespace", project.Namespace)
+		writeInternal(w)
+		return
+	}
+	if over(bs) {
+		writeError(w, http.StatusConflict, CodeSessionEnded, fmt.Sprintf("session %s is %s and cannot be resumed", id, strings.ToLower(string(phaseOfEnded(bs)))))
+		return
+	}
+	s.await(w, r, key, wake, false)
+}
+
+// phaseOfEnded names the state of a session that is over; a session asked
+// to end whose controller has not caught up yet is Ending.
+func phaseOfEnded(bs *v1alpha1.BrowserSession) v1alpha1.BrowserSessionPhase {
+	p := phaseOf(bs)
+	if p != v1alpha1.BrowserSessionEnded && p != v1alpha1.BrowserSessionFailed {
+		return v1alpha1.BrowserSessionEnding
+	}
+	return p
+}
+
+// await waits for the session to be Ready, Failed, over, or for the start
+// timeout, re-reading the cache each time the informer reports a change, and
+// answers accordingly. created says this request made the session: if the
+// client never learns its id (timeout, client gone), the session is ended
+// rather than left to hold a browser until its own timeout.
+func (s *server) await(w http.ResponseWriter, r *http.Request, key types.NamespacedName, wake <-chan struct{}, created bool) {
+	ctx := r.Context()
+	timer := time.NewTimer(s.opts.StartTimeout)
+	defer timer.Stop()
+	seen := false
+	for {
+		bs := &v1alpha1.BrowserSession{}
+		err := s.opts.Client.Get(ctx, key, bs)
+		switch {
+		case apierrors.IsNotFound(err):
+			// Before the first sighting this is the cache lagging behind
+			// the create; after it, the session was deleted.
+			if seen {
+				writeError(w, http.StatusBadGateway, CodeSessionFailed, "session was deleted before it became ready")
+				return
+			}
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Error(err, "reading session", "namespace", key.Namespace, "session", key.Name)
+				writeInternal(w)
+			}
+			s.abandon(key, created)
+			return
+		default:
+			seen = true
+			switch phaseOf(bs) {
+			case v1alpha1.BrowserSessionReady:
+				writeJSON(w, http.StatusOK, success{Success: true, Data: startData{SessionID: key.Name, Available: true}})
+				return
+			case v1alpha1.BrowserSessionFailed:
+				msg := bs.Status.Message
+				if msg == "" {
+					msg = "session failed to start"
+				}
+				writeError(w, http.StatusBadGateway, CodeSessionFailed, msg)
+				return
+			case v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded:
+				writeError(w, http.StatusConflict, CodeSessionEnded, "session ended before it became ready")
+				return
+			}
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			s.abandon(key, created)
+			writeError(w, http.StatusGatewayTimeout, CodeStartTimeout,
+				fmt.Sprintf("session did not become ready within %s", s.opts.StartTimeout))
+			return
+		case <-ctx.Done():
+			s.abandon(key, created)
+			return
+		}
+	}
+}
+
+// abandon ends a session this request created but whose id the client did
+// not receive.
+func (s *server) abandon(key types.NamespacedName, created bool) {
+	if !created {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	bs := &v1alpha1.BrowserSession{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := s.opts.Client.Patch(ctx, bs, endPatch); client.IgnoreNotFound(err) != nil {
+		s.log.Error(err, "ending abandoned session", "namespace", key.Namespace, "session", key.Name)
+	}
+}
+
+// endPatch ends a session. A merge patch touches only spec.ended, so it
+// neither conflicts with the controller's status writes nor needs a read.
+var endPatch = client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ended":true}}`))
+
+// end serves POST /v1/sessions/{id}/end.
+func (s *server) end(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if !emptyBody(body) {
+		writeIssues(w, "end takes no request body", []serverv1.Issue{{Path: "", Message: "request body must be empty"}})
+		return
+	}
+	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
+	if err != nil {
+		s.log.Error(err, "ending session", "namespace", project.Namespace)
+		writeInternal(w)
+		return
+	}
+	if bs == nil {
+		writeSessionNotFound(w)
+		return
+	}
+	if !bs.Spec.Ended {
+		err := s.opts.Client.Patch(r.Context(), bs, endPatch)
+		if apierrors.IsNotFound(err) {
+			writeSessionNotFound(w)
+			return
+		}
+		if err != nil {
+			s.log.Error(err, "ending session", "namespace", bs.Namespace, "session", bs.Name)
+			writeInternal(w)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, success{Success: true})
+}
+
+// emptyBody reports whether an end body is empty: nothing, or `{}` with any
+// JSON whitespace, which clients that always send a JSON body use for "no
+// parameters".
+func emptyBody(body []byte) bool {
+	b := bytes.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, body)
+	return len(b) == 0 || string(b) == "{}"
+}
+
+// get serves GET /v1/sessions/{id}.
+func (s *server) get(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
+	if err != nil {
+		s.log.Error(err, "getting session", "namespace", project.Namespace)
+		writeInternal(w)
+		return
+	}
+	if bs == nil {
+		writeSessionNotFound(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, success{Success: true, Data: view(bs)})
+}
+
+// metadataPrefix starts the list's userMetadata filter parameters.
+const metadataPrefix = "userMetadata."
+
+var phases = []v1alpha1.BrowserSessionPhase{
+	v1alpha1.BrowserSessionPending, v1alpha1.BrowserSessionStarting, v1alpha1.BrowserSessionReady,
+	v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded, v1alpha1.BrowserSessionFailed,
+}
+
+// list serves GET /v1/sessions: the project's sessions, filtered.
+func (s *server) list(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	query := r.URL.Query()
+	var issues []serverv1.Issue
+	for param, values := range query {
+		switch {
+		case param == "phase":
+			for _, v := range values {
+				if !slices.Contains(phases, v1alpha1.BrowserSessionPhase(v)) {
+					issues = append(issues, serverv1.Issue{Path: param, Message: fmt.Sprintf("unknown phase %q; want one of %v", v, phases)})
+				}
+			}
+		case strings.HasPrefix(param, metadataPrefix) && len(param) > len(metadataPrefix):
+		default:
+			issues = append(issues, serverv1.Issue{Path: param, Message: "unknown query parameter; want phase or userMetadata.<key>"})
+		}
+	}
+	if len(issues) > 0 {
+		slices.SortFunc(issues, func(a, b serverv1.Issue) int { return strings.Compare(a.Path, b.Path) })
+		writeIssues(w, "invalid query", issues)
+		return
+	}
+
+	var sessions v1alpha1.BrowserSessionList
+	if err := s.opts.Client.List(r.Context(), &sessions, client.InNamespace(project.Namespace)); err != nil {
+		s.log.Error(err, "listing sessions", "namespace", project.Namespace)
+		writeInternal(w)
+		return
+	}
+	out := listData{Sessions: []sessionView{}}
+	for i := range sessions.Items {
+		v := view(&sessions.Items[i])
+		if matches(v, query) {
+			out.Sessions = append(out.Sessions, v)
+		}
+	}
+	slices.SortStableFunc(out.Sessions, func(a, b sessionView) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SessionID, b.SessionID)
+	})
+	writeJSON(w, http.StatusOK, success{Success: true, Data: out})
+}
+
+// matches applies the list's filters (already validated) to one session.
+func matches(v sessionView, query map[string][]string) bool {
+	for param, values := range query {
+		if param == "phase" {
+			if !slices.Contains(values, string(v.Phase)) {
+				return false
+			}
+			continue
+		}
+		raw, ok := v.UserMetadata[strings.TrimPrefix(param, metadataPrefix)]
+		if !ok || !slices.ContainsFunc(values, func(want string) bool { return metadataEquals(raw, want) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// metadataEquals compares a metadata value with a query value: a string
+// value by its text, any other value by its compact JSON.
+func metadataEquals(raw json.RawMessage, want string) bool {
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		return str == want
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return false
+	}
+	return buf.String() == want
+}
+
+// issuesOf turns an Invalid status from the API server into issues.
+func issuesOf(st metav1.Status) []serverv1.Issue {
+	var issues []serverv1.Issue
+	if st.Details != nil {
+		for _, c := range st.Details.Causes {
+			issues = append(issues, serverv1.Issue{Path: strings.TrimPrefix(c.Field, "spec."), Message: c.Message})
+		}
+	}
+	if len(issues) == 0 {
+		issues = []serverv1.Issue{{Path: "", Message: st.Message}}
+	}
+	return issues
+}

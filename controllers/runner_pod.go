@@ -34,19 +34,13 @@ import (
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
-// Labels on every object the manager creates for a session.
+// Labels on every object the manager creates for a session, beside
+// v1alpha1.LabelManagedBy and v1alpha1.LabelSession.
 const (
-	// LabelManagedBy marks objects the manager owns; its cache only sees
-	// Pods and Secrets that carry it.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedByValue is LabelManagedBy's value.
-	ManagedByValue = "browserfleet"
 	// LabelComponent says which part of browserfleet an object belongs to.
 	LabelComponent = "app.kubernetes.io/component"
 	// ComponentRunner is LabelComponent's value on runner pods and secrets.
 	ComponentRunner = "runner"
-	// LabelSession is the name of the session an object belongs to.
-	LabelSession = "browserfleet.io/session"
 )
 
 // RunnerConfig is how the manager builds runner pods. It comes from the
@@ -181,9 +175,9 @@ func RunnerTokenSecretName(sessionName string) string { return sessionName + "-r
 
 func runnerLabels(session *v1alpha1.BrowserSession) map[string]string {
 	return map[string]string{
-		LabelManagedBy: ManagedByValue,
-		LabelComponent: ComponentRunner,
-		LabelSession:   session.Name,
+		v1alpha1.LabelManagedBy: v1alpha1.ManagedBy,
+		LabelComponent:          ComponentRunner,
+		v1alpha1.LabelSession:   session.Name,
 	}
 }
 

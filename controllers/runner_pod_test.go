@@ -195,7 +195,7 @@ func TestConstructRunnerPodIsDeterministic(t *testing.T) {
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Errorf("two builds differ (-first +second):\n%s", diff)
 	}
-	if a.Name != "s-runner" || a.Labels[LabelSession] != "s" || a.Labels[LabelManagedBy] != ManagedByValue {
+	if a.Name != "s-runner" || a.Labels[v1alpha1.LabelSession] != "s" || a.Labels[v1alpha1.LabelManagedBy] != v1alpha1.ManagedBy {
 		t.Errorf("pod name %q labels %v", a.Name, a.Labels)
 	}
 }

@@ -28,6 +28,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
 
 // Options configure the controllers.
@@ -54,7 +56,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 // CacheOptions limit the manager's cache to the pods and secrets it manages,
 // so that it never holds the rest of the cluster's.
 func CacheOptions() cache.Options {
-	managed := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedByValue})
+	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy})
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}:    {Label: managed},
 		&corev1.Secret{}: {Label: managed},

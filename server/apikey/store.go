@@ -29,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
 
 // How a key's Secret looks. docs/api-keys.md documents these for operators
@@ -41,11 +43,6 @@ const (
 	LabelAPIKey = "browserfleet.io/api-key"
 	// LabelAPIKeyValue is LabelAPIKey's value.
 	LabelAPIKeyValue = "true"
-	// LabelManagedBy and ManagedByValue are the label every object
-	// browserfleet makes carries.
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedByValue is LabelManagedBy's value.
-	ManagedByValue = "browserfleet"
 	// SecretType is the type of a key's Secret.
 	SecretType corev1.SecretType = "browserfleet.io/api-key"
 	// DataHash is the Secret's data field that holds Hash(key).
@@ -117,7 +114,7 @@ func Create(ctx context.Context, c client.Client, namespace, description string,
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        SecretName(id),
 			Namespace:   namespace,
-			Labels:      map[string]string{LabelAPIKey: LabelAPIKeyValue, LabelManagedBy: ManagedByValue},
+			Labels:      map[string]string{LabelAPIKey: LabelAPIKeyValue, v1alpha1.LabelManagedBy: v1alpha1.ManagedBy},
 			Annotations: annotations,
 		},
 		Type: SecretType,

@@ -42,15 +42,6 @@ const (
 	secretKeyProxyPasswordFormat = "proxy-%d-password"
 )
 
-// Labels of the request Secret; the same as the manager puts on what it
-// creates for a session (controllers.LabelManagedBy, LabelSession), repeated
-// here so that the wire layer does not depend on the controllers package.
-const (
-	labelManagedBy = "app.kubernetes.io/managed-by"
-	managedByValue = "browserfleet"
-	labelSession   = "browserfleet.io/session"
-)
-
 // ErrResume is returned by ToSession for a request with cloudSessionID: such
 // a request resumes the existing session of that name (docs/sessions.md) and
 // must not create a new one.
@@ -149,7 +140,7 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      secretName,
 			Namespace: namespace,
-			Labels:    map[string]string{labelManagedBy: managedByValue, labelSession: name},
+			Labels:    map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: name},
 		},
 		Type: corev1.SecretTypeOpaque,
 		// The values are fixed for the session's life (its spec is

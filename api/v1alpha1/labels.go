@@ -1,0 +1,29 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Labels browserfleet puts on the objects it creates. The manager, the API
+// pod and the key store select on them, so they are defined once, here.
+const (
+	// LabelManagedBy marks objects browserfleet created; the manager's and
+	// the API pod's caches only see Pods and Secrets that carry it.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// ManagedBy is LabelManagedBy's value.
+	ManagedBy = "browserfleet"
+	// LabelSession is the name of the BrowserSession an object belongs to.
+	LabelSession = "browserfleet.io/session"
+)

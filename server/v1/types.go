@@ -124,31 +124,40 @@ type Proxies struct {
 // schema validated reach the Go value.
 func (p *Proxies) UnmarshalJSON(b []byte) error {
 	*p = Proxies{}
+	return unmarshalBoolOrList(b, "proxies", "a boolean or an array", &p.Enabled, &p.List)
+}
+
+// MarshalJSON encodes the form that is set; the list wins.
+func (p Proxies) MarshalJSON() ([]byte, error) { return marshalBoolOrList(p.Enabled, p.List) }
+
+// unmarshalBoolOrList decodes a `boolean | T[]` union: an array into list
+// (non-nil, even when empty), anything else as the boolean into flag.
+func unmarshalBoolOrList[T any](b []byte, field, forms string, flag **bool, list *[]T) error {
 	if isJSONArray(b) {
-		p.List = []ProxyConfig{}
-		if err := jsonv2.Unmarshal(b, &p.List); err != nil {
-			return fmt.Errorf("proxies: %w", err)
+		*list = []T{}
+		if err := jsonv2.Unmarshal(b, list); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
 		}
 		return nil
 	}
 	var on bool
 	if err := jsonv2.Unmarshal(b, &on); err != nil {
-		return fmt.Errorf("proxies must be a boolean or an array: %w", err)
+		return fmt.Errorf("%s must be %s: %w", field, forms, err)
 	}
-	p.Enabled = &on
+	*flag = &on
 	return nil
 }
 
-// MarshalJSON encodes the form that is set; the list wins.
-func (p Proxies) MarshalJSON() ([]byte, error) {
-	if p.List != nil || p.Enabled == nil {
-		list := p.List
+// marshalBoolOrList encodes the form of a `boolean | T[]` union that is set;
+// the list wins, and an unset union is an empty list.
+func marshalBoolOrList[T any](flag *bool, list []T) ([]byte, error) {
+	if list != nil || flag == nil {
 		if list == nil {
-			list = []ProxyConfig{}
+			list = []T{}
 		}
 		return json.Marshal(list)
 	}
-	return json.Marshal(*p.Enabled)
+	return json.Marshal(*flag)
 }
 
 // ProxyType discriminates a ProxyConfig.
@@ -344,32 +353,11 @@ type IgnoreDefaultArgs struct {
 // UnmarshalJSON decodes either form.
 func (a *IgnoreDefaultArgs) UnmarshalJSON(b []byte) error {
 	*a = IgnoreDefaultArgs{}
-	if isJSONArray(b) {
-		a.Args = []string{}
-		if err := jsonv2.Unmarshal(b, &a.Args); err != nil {
-			return fmt.Errorf("ignoreDefaultArgs: %w", err)
-		}
-		return nil
-	}
-	var all bool
-	if err := jsonv2.Unmarshal(b, &all); err != nil {
-		return fmt.Errorf("ignoreDefaultArgs must be a boolean or an array of strings: %w", err)
-	}
-	a.All = &all
-	return nil
+	return unmarshalBoolOrList(b, "ignoreDefaultArgs", "a boolean or an array of strings", &a.All, &a.Args)
 }
 
 // MarshalJSON encodes the form that is set; the list wins.
-func (a IgnoreDefaultArgs) MarshalJSON() ([]byte, error) {
-	if a.Args != nil || a.All == nil {
-		args := a.Args
-		if args == nil {
-			args = []string{}
-		}
-		return json.Marshal(args)
-	}
-	return json.Marshal(*a.All)
-}
+func (a IgnoreDefaultArgs) MarshalJSON() ([]byte, error) { return marshalBoolOrList(a.All, a.Args) }
 
 // LaunchProxy is the local browser's proxy. Closed like launchOptions.
 type LaunchProxy struct {

@@ -36,6 +36,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/llm"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/test/chromium"
 )
 
 // The engine runs against a real Chromium and pages served here; the model
@@ -64,29 +65,12 @@ func run(m *testing.M) int {
 	}))
 	defer site.Close()
 
-	dir, err := os.MkdirTemp("", "engine-test-profile-")
+	bctx, stop, err := chromium.Start()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1280, 800))
-	defer cancelAlloc()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Run(bctx); err != nil {
 		fmt.Fprintln(os.Stderr, "starting chromium:", err)
 		return 1
 	}
+	defer stop()
 	browserCtx = bctx
 	return m.Run()
 }

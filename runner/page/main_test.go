@@ -22,7 +22,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,6 +29,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/test/chromium"
 )
 
 // The tests drive a real Chromium. One browser serves every test, each test
@@ -62,7 +63,7 @@ func runTests(m *testing.M) int {
 	}
 	defer stopServers()
 
-	ctx, stop, err := startBrowser()
+	ctx, stop, err := chromium.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start Chromium:", err)
 		return 1
@@ -76,78 +77,11 @@ func runTests(m *testing.M) int {
 	return code
 }
 
-// chromiumPath finds the browser: $CHROMIUM, else chromium on $PATH.
-func chromiumPath() (string, error) {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no chromium on PATH; set CHROMIUM")
-}
-
-// startBrowser launches a headless Chromium with the flags that keep it
-// quick on a machine without network access.
-func startBrowser(extra ...chromedp.ExecAllocatorOption) (context.Context, context.CancelFunc, error) {
-	path, err := chromiumPath()
-	if err != nil {
-		return nil, nil, err
-	}
-	dir, err := os.MkdirTemp("", "page-test-profile-")
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(dir),
-		chromedp.WindowSize(1280, 800),
-	}
-	opts = append(opts, extra...)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	if err := chromedp.Run(bctx); err != nil {
-		cancelBrowser()
-		cancelAlloc()
-		removeProfile(dir)
-		return nil, nil, err
-	}
-	return bctx, func() {
-		cancelBrowser()
-		cancelAlloc()
-		removeProfile(dir)
-	}, nil
-}
-
-// removeProfile deletes a browser profile. Chrome's helper processes can
-// still write to it for a moment after the browser exits, so it retries.
-func removeProfile(dir string) {
-	for range 20 {
-		if os.RemoveAll(dir) == nil {
-			if _, err := os.Stat(dir); os.IsNotExist(err) {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // isolatedBrowser returns the --site-per-process browser.
 func isolatedBrowser(t *testing.T) context.Context {
 	t.Helper()
 	isolated.once.Do(func() {
-		isolated.ctx, stopIsolated, isolated.err = startBrowser(chromedp.Flag("site-per-process", true))
+		isolated.ctx, stopIsolated, isolated.err = chromium.Start(chromedp.Flag("site-per-process", true))
 	})
 	if isolated.err != nil {
 		t.Fatalf("start --site-per-process Chromium: %v", isolated.err)

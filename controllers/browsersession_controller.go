@@ -214,24 +214,19 @@ func (r *BrowserSessionReconciler) createTokenSecret(ctx context.Context, s *v1a
 // time. It returns nil when a pod the session had is gone.
 func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (*corev1.Pod, error) {
 	key := types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}
-	pod := &corev1.Pod{}
-	err := r.Client.Get(ctx, key, pod)
-	if apierrors.IsNotFound(err) && s.Status.PodName != "" {
-		// The cache may not have seen a pod created a moment ago.
-		err = r.APIReader.Get(ctx, key, pod)
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
+	pod, err := r.getRunnerPod(ctx, key)
+	if err != nil {
+		return nil, err
 	}
-	if err == nil {
+	if pod != nil {
 		if !metav1.IsControlledBy(pod, s) {
 			return nil, fmt.Errorf("pod %s exists and does not belong to this session", key.Name)
 		}
 		s.Status.PodName = pod.Name
 		return pod, nil
 	}
-	if !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("getting runner pod: %w", err)
+	if s.Status.PodName != "" {
+		return nil, nil
 	}
 
 	pod, err = constructRunnerPod(s, r.Runner)
@@ -257,22 +252,32 @@ func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alp
 	return pod, nil
 }
 
-// deleteRunnerPod deletes the session's runner pod and reports whether it is
-// gone.
-func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (bool, error) {
-	key := types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}
+// getRunnerPod reads a runner pod, or returns nil when there is none. The
+// cache's "not found" is checked with the API server first: the cache may
+// not have seen a pod created a moment ago.
+func (r *BrowserSessionReconciler) getRunnerPod(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
 	err := r.Client.Get(ctx, key, pod)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, pod)
 	}
-	if apierrors.IsNotFound(err) {
-		return true, nil
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting runner pod %s: %w", key.Name, err)
 	}
+	return pod, nil
+}
+
+// deleteRunnerPod deletes the session's runner pod and reports whether it is
+// gone.
+func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (bool, error) {
+	pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)})
 	if err != nil {
-		return false, fmt.Errorf("getting runner pod: %w", err)
+		return false, err
 	}
-	if !metav1.IsControlledBy(pod, s) {
+	if pod == nil || !metav1.IsControlledBy(pod, s) {
 		return true, nil
 	}
 	if pod.DeletionTimestamp == nil {
@@ -283,7 +288,7 @@ func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alp
 		if err != nil {
 			return false, fmt.Errorf("deleting runner pod: %w", err)
 		}
-		ctrl.LoggerFrom(ctx).V(1).Info("deleted runner pod", "pod", key.Name)
+		ctrl.LoggerFrom(ctx).V(1).Info("deleted runner pod", "pod", pod.Name)
 	}
 	return false, nil
 }

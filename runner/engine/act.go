@@ -75,7 +75,7 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := e.inferAct(ctx, model, call, opts.Instruction, snap.Tree, opts.Variables, res)
+	ans, err := e.inferAct(ctx, model, call, opts.Instruction, snap.Tree, "", opts.Variables, res)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +121,12 @@ func (e *Engine) failed(ctx context.Context, res *ActResult, desc string, err er
 	return res, nil
 }
 
-func (e *Engine) inferAct(ctx context.Context, model llm.Client, call callOptions, instruction, tree string, vars map[string]Variable, res *ActResult) (*actAnswer, error) {
+// inferAct asks the model for one action over tree. note, when set, tells
+// the model what happened before (the second step of a two-step action).
+func (e *Engine) inferAct(ctx context.Context, model llm.Client, call callOptions, instruction, tree, note string, vars map[string]Variable, res *ActResult) (*actAnswer, error) {
 	call.progress("action", "asking %s which element to act on", model.Model())
 	var ans actAnswer
-	usage, err := e.ask(ctx, model, actSystem, userPrompt(instruction, tree, describeVariables(vars)), "act", actAnswerSchema(), &ans)
+	usage, err := e.ask(ctx, model, actSystem, userPrompt(instruction, tree, note, describeVariables(vars)), "act", actAnswerSchema(), &ans)
 	res.Usage = res.Usage.Add(usage)
 	if err != nil {
 		return nil, err
@@ -185,7 +187,7 @@ func (e *Engine) heal(ctx context.Context, model llm.Client, call callOptions, i
 	if err != nil {
 		return Action{}, err
 	}
-	ans, err := e.inferAct(ctx, model, call, instruction, snap.Tree, vars, res)
+	ans, err := e.inferAct(ctx, model, call, instruction, snap.Tree, "", vars, res)
 	if err != nil {
 		return Action{}, err
 	}
@@ -208,18 +210,14 @@ func (e *Engine) secondStep(ctx context.Context, model llm.Client, call callOpti
 		tree = after.Tree
 	}
 	note := fmt.Sprintf("A first action (%s) was performed and changed the page. Below is what changed; choose the action that completes the instruction.", first.Description)
-	call.progress("action", "asking %s for the second step", model.Model())
-	var ans actAnswer
-	usage, err := e.ask(ctx, model, actSystem, userPrompt(instruction, tree, note, describeVariables(vars)), "act", actAnswerSchema(), &ans)
-	res.Usage = res.Usage.Add(usage)
+	ans, err := e.inferAct(ctx, model, call, instruction, tree, note, vars, res)
 	if err != nil {
 		return nil, err
 	}
-	ans.ElementID = normaliseID(ans.ElementID)
 	if ans.ElementID == "" {
 		return nil, nil
 	}
-	act, err := e.performAnswer(ctx, call, after, &ans, vars)
+	act, err := e.performAnswer(ctx, call, after, ans, vars)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,9 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
+	"github.com/browserfleet/browserfleet/server/metrics"
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
 
 // Defaults of Options.
@@ -76,6 +80,19 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives the request log and errors; logr.Discard() if zero.
 	Logger logr.Logger
+	// Metrics records request, operation and token metrics; nil records
+	// none.
+	Metrics *metrics.Metrics
+	// CDPSigner signs the tokens of the cdpUrls the server hands out; with
+	// nil, cdpUrl is null. Every replica must share its key.
+	CDPSigner *cdptoken.Signer
+	// CDPURLTTL bounds how long a cdpUrl may be used to connect;
+	// DefaultCDPURLTTL if 0. A URL never outlives its session's expiry.
+	CDPURLTTL time.Duration
+	// PublicURL is the base URL clients reach the API at (an Ingress's),
+	// used for cdpUrl. Empty: the scheme and host of each request
+	// (X-Forwarded-Proto and X-Forwarded-Host when a proxy set them).
+	PublicURL string
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of
@@ -88,19 +105,46 @@ func CacheOptions() cache.Options {
 	}}
 }
 
-// server is the handler New returns.
+// server holds what the handlers share.
 type server struct {
-	opts   Options
-	log    logr.Logger
-	mux    *http.ServeMux
-	hub    *hub
-	synced atomic.Bool
+	opts      Options
+	log       logr.Logger
+	mux       *http.ServeMux
+	hub       *hub
+	tokens    tokens
+	publicURL *url.URL
+	synced    atomic.Bool
+	draining  atomic.Bool
+	// abort is cancelled by Server.Abort: every operation, stream and
+	// CDP connection still running stops.
+	abort     context.Context
+	abortFunc context.CancelFunc
 }
 
-// New returns the API's http.Handler. It registers an event handler on the
-// cache's BrowserSession informer, which start waits on; call it before the
-// cache starts or after, either works.
-func New(opts Options) (http.Handler, error) {
+// Server is the API's http.Handler.
+type Server struct {
+	s *server
+	h http.Handler
+}
+
+// ServeHTTP serves the API.
+func (x *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { x.h.ServeHTTP(w, r) }
+
+// Drain makes /readyz fail, so that load balancers stop sending new calls,
+// while everything else keeps serving. Call it when shutdown begins.
+func (x *Server) Drain() { x.s.draining.Store(true) }
+
+// Abort stops every operation, stream and CDP connection still running:
+// plain calls answer 503, streams end with an error frame, CDP connections
+// close. Call it when the shutdown grace has passed, so that
+// http.Server.Shutdown, which waits for handlers but not for hijacked
+// connections, can finish.
+func (x *Server) Abort() { x.s.abortFunc() }
+
+// New returns the API's handler. It registers event handlers on the cache's
+// BrowserSession and AgentTask informers, which start and agentExecute wait
+// on; call it before the cache starts or after, either works.
+func New(opts Options) (*Server, error) {
 	if opts.Client == nil || opts.APIReader == nil || opts.Cache == nil || opts.Authenticator == nil {
 		return nil, errors.New("server: Client, APIReader, Cache and Authenticator are required")
 	}
@@ -113,17 +157,29 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	s := &server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), hub: newHub()}
+	if opts.CDPURLTTL <= 0 {
+		opts.CDPURLTTL = DefaultCDPURLTTL
+	}
+	public, err := parsePublicURL(opts.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{opts: opts, log: opts.Logger, mux: http.NewServeMux(), hub: newHub(), publicURL: public}
+	s.abort, s.abortFunc = context.WithCancel(context.Background())
 
 	// GetInformer does not block before the cache starts; once it has
 	// started, it waits for the informer to sync, which a short context
 	// would cut off, hence Background.
-	inf, err := opts.Cache.GetInformer(context.Background(), &v1alpha1.BrowserSession{})
-	if err != nil {
-		return nil, fmt.Errorf("server: getting the BrowserSession informer: %w", err)
-	}
-	if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
-		return nil, fmt.Errorf("server: watching BrowserSessions: %w", err)
+	// One hub serves both kinds: a session and a task of the same name
+	// would only wake each other's waiters, who re-read and wait again.
+	for _, obj := range []client.Object{&v1alpha1.BrowserSession{}, &v1alpha1.AgentTask{}} {
+		inf, err := opts.Cache.GetInformer(context.Background(), obj)
+		if err != nil {
+			return nil, fmt.Errorf("server: getting the %T informer: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
+			return nil, fmt.Errorf("server: watching %T: %w", obj, err)
+		}
 	}
 
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -132,8 +188,24 @@ func New(opts Options) (http.Handler, error) {
 	s.mux.HandleFunc("POST /v1/sessions/{id}/end", s.authed(s.end))
 	s.mux.HandleFunc("GET /v1/sessions/{id}", s.authed(s.get))
 	s.mux.HandleFunc("GET /v1/sessions", s.authed(s.list))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/act", s.authed(s.act))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/observe", s.authed(s.observe))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/extract", s.authed(s.extract))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/navigate", s.authed(s.navigate))
+	s.mux.HandleFunc("POST /v1/sessions/{id}/agentExecute", s.authed(s.agentExecute))
+	s.mux.HandleFunc("GET /v1/sessions/{id}/replay", s.authed(s.replay))
+	s.mux.HandleFunc("GET /v1/sessions/{id}"+CDPPathSuffix, s.cdp)
+	s.mux.HandleFunc("GET /v1/openapi.json", s.openapi)
 	s.mux.HandleFunc("/", s.fallback)
-	return s.logged(s.mux), nil
+	return &Server{s: s, h: s.logged(s.mux)}, nil
+}
+
+// openapi serves the OpenAPI document, which needs no key: it describes
+// the API, not a project.
+func (s *server) openapi(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(serverv1.OpenAPI())
 }
 
 // fallback answers what no route matched with JSON, as every error is:
@@ -164,6 +236,10 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz answers 200 once the cache has synced: before that, keys cannot be
 // checked and sessions not found.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "shutting down")
+		return
+	}
 	if !s.synced.Load() {
 		// WaitForCacheSync blocks until the cache syncs or the context
 		// ends; a probe must answer promptly either way.
@@ -255,11 +331,21 @@ func (s *server) logged(next http.Handler) http.Handler {
 		if route == "" || route == "/" {
 			route = "unmatched"
 		}
+		if !strings.HasPrefix(route, r.Method) && route != "unmatched" {
+			route = r.Method + " " + route
+		}
 		status := rec.status
-		if status == 0 {
+		switch {
+		case status == 0 && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+			// The CDP proxy hijacked the connection and wrote its 101
+			// itself.
+			status = http.StatusSwitchingProtocols
+		case status == 0:
 			status = http.StatusOK
 		}
+		elapsed := time.Since(start)
+		s.opts.Metrics.ObserveRequest(route, status, elapsed)
 		s.log.Info("request", "method", r.Method, "route", route, "status", status,
-			"durationMs", time.Since(start).Milliseconds())
+			"durationMs", elapsed.Milliseconds())
 	})
 }

@@ -304,7 +304,7 @@ var _ = Describe("GET /v1/sessions", func() {
 		Expect(st).To(Equal(http.StatusOK))
 		Expect(keysOf(m)).To(Equal([]string{"data", "success"}))
 		data := m["data"].(map[string]any)
-		Expect(keysOf(data)).To(Equal([]string{"createdAt", "endedAt", "expiresAt", "message", "modelName",
+		Expect(keysOf(data)).To(Equal([]string{"cdpUrl", "createdAt", "endedAt", "expiresAt", "message", "modelName",
 			"phase", "sessionId", "startedAt", "userMetadata"}))
 		Expect(data).To(HaveKeyWithValue("sessionId", ready))
 		Expect(data).To(HaveKeyWithValue("phase", "Ready"))

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
@@ -56,10 +57,9 @@ type success struct {
 // startData is start's `data`: exactly the spec's three properties.
 type startData struct {
 	SessionID string `json:"sessionId"`
-	// CDPURL stays null until the CDP proxy of the API pod exists: the
-	// session's status.cdpUrl is the runner's in-cluster address, which
-	// needs the runner token and is not reachable by clients, so it must not
-	// be handed out here.
+	// CDPURL is the session's DevTools WebSocket through the API pod,
+	// with a signed, expiring token (cdp.go); null when the server signs
+	// none.
 	CDPURL    *string `json:"cdpUrl"`
 	Available bool    `json:"available"`
 }
@@ -75,6 +75,7 @@ type sessionView struct {
 	EndedAt      *metav1.Time                 `json:"endedAt"`
 	ModelName    string                       `json:"modelName"`
 	UserMetadata map[string]json.RawMessage   `json:"userMetadata"`
+	CDPURL       *string                      `json:"cdpUrl"`
 }
 
 // listData is the list's `data`; an object rather than a bare array so that
@@ -102,7 +103,8 @@ func over(bs *v1alpha1.BrowserSession) bool {
 	return bs.Spec.Ended
 }
 
-func view(bs *v1alpha1.BrowserSession) sessionView {
+// view is the session as the API shows it; cdpUrl is set while it is Ready.
+func (s *server) view(r *http.Request, bs *v1alpha1.BrowserSession) sessionView {
 	v := sessionView{
 		SessionID:    bs.Name,
 		Phase:        phaseOf(bs),
@@ -113,6 +115,9 @@ func view(bs *v1alpha1.BrowserSession) sessionView {
 		EndedAt:      bs.Status.EndedAt,
 		ModelName:    bs.Spec.Model.Name,
 		UserMetadata: map[string]json.RawMessage{},
+	}
+	if v.Phase == v1alpha1.BrowserSessionReady && !bs.Spec.Ended {
+		v.CDPURL = s.cdpURL(r, bs)
 	}
 	if c := bs.Spec.CloudSessionCreateParams; c != nil {
 		for k, j := range c.UserMetadata {
@@ -153,12 +158,12 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		return
 	}
 	req, verr := serverv1.DecodeStart(body)
-	if verr != nil {
-		writeIssues(w, verr.Error(), verr.Issues)
+	stream, issue := wantsStream(r, nil)
+	if !s.acceptable(w, verr, issue) {
 		return
 	}
 	if req.CloudSessionID != "" {
-		s.resume(w, r, project, req.CloudSessionID)
+		s.resume(w, r, project, req.CloudSessionID, stream)
 		return
 	}
 	req.ModelAPIKey = r.Header.Get(HeaderModelAPIKey)
@@ -174,7 +179,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 	// Subscribe before the create, so that no event is missed in between.
 	wake, cancel := s.hub.subscribe(key)
 	defer cancel()
-	if err := s.create(r.Context(), session, secret); err != nil {
+	if err := s.createWithSecrets(r.Context(), session, "BrowserSession", secret); err != nil {
 		var status apierrors.APIStatus
 		if apierrors.IsInvalid(err) && errors.As(err, &status) {
 			// DecodeStart should have caught it; if the CRD's schema is
@@ -186,59 +191,64 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		writeInternal(w)
 		return
 	}
-	s.await(w, r, key, wake, true)
+	s.await(w, r, key, wake, true, stream)
 }
 
-// create creates the request Secret, then the session, then makes the
-// session the Secret's owner (it needs the session's UID), so that the
-// runner pod never waits for the Secret and the Secret goes with the session.
-// On failure it removes what it made.
-func (s *server) create(ctx context.Context, session *v1alpha1.BrowserSession, secret *corev1.Secret) error {
+// createWithSecrets creates the request Secrets, then obj, then makes obj
+// their owner (it needs obj's UID), so that a pod never waits for a Secret
+// and the Secrets go with obj. On failure it removes what it made.
+func (s *server) createWithSecrets(ctx context.Context, obj client.Object, kind string, secrets ...*corev1.Secret) error {
 	c := s.opts.Client
-	if secret != nil {
+	var made []client.Object
+	undo := func() { s.cleanup(made...) }
+	for _, secret := range secrets {
+		if secret == nil {
+			continue
+		}
 		if err := c.Create(ctx, secret); err != nil {
+			undo()
 			return fmt.Errorf("creating request secret %s/%s: %w", secret.Namespace, secret.Name, err)
 		}
+		made = append(made, secret)
 	}
-	if err := c.Create(ctx, session); err != nil {
-		if secret != nil {
-			s.cleanup(secret)
-		}
-		return fmt.Errorf("creating session %s/%s: %w", session.Namespace, session.Name, err)
+	if err := c.Create(ctx, obj); err != nil {
+		undo()
+		return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
-	if secret == nil {
-		return nil
-	}
-	patch := client.MergeFrom(secret.DeepCopy())
-	secret.OwnerReferences = []metav1.OwnerReference{{
+	owner := []metav1.OwnerReference{{
 		APIVersion: v1alpha1.GroupVersion.String(),
-		Kind:       "BrowserSession",
-		Name:       session.Name,
-		UID:        session.UID,
+		Kind:       kind,
+		Name:       obj.GetName(),
+		UID:        obj.GetUID(),
 	}}
-	if err := c.Patch(ctx, secret, patch); err != nil {
-		// Without its owner the Secret would outlive the session: undo both.
-		s.cleanup(session, secret)
-		return fmt.Errorf("owning request secret %s/%s by its session: %w", secret.Namespace, secret.Name, err)
+	for _, m := range made {
+		secret := m.(*corev1.Secret)
+		patch := client.MergeFrom(secret.DeepCopy())
+		secret.OwnerReferences = owner
+		if err := c.Patch(ctx, secret, patch); err != nil {
+			// Without their owner the Secrets would outlive obj: undo all.
+			s.cleanup(append(made, obj)...)
+			return fmt.Errorf("owning request secret %s/%s by its %s: %w", secret.Namespace, secret.Name, kind, err)
+		}
 	}
 	return nil
 }
 
-// cleanup deletes objects after a failed start. It runs on its own context:
+// cleanup deletes objects after a failed or abandoned call. It runs on its own context:
 // the request's may be what ended.
 func (s *server) cleanup(objs ...client.Object) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	for _, o := range objs {
 		if err := s.opts.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			s.log.Error(err, "cleaning up after a failed start", "namespace", o.GetNamespace(), "name", o.GetName())
+			s.log.Error(err, "cleaning up", "namespace", o.GetNamespace(), "name", o.GetName())
 		}
 	}
 }
 
 // resume serves a start with cloudSessionID: the existing session, once it
 // is Ready.
-func (s *server) resume(w http.ResponseWriter, r *http.Request, project apikey.Project, id string) {
+func (s *server) resume(w http.ResponseWriter, r *http.Request, project apikey.Project, id string, stream bool) {
 	key := types.NamespacedName{Namespace: project.Namespace, Name: id}
 	wake, cancel := s.hub.subscribe(key)
 	defer cancel()
@@ -263,7 +273,7 @@ func (s *server) resume(w http.ResponseWriter, r *http.Request, project apikey.P
 		writeError(w, http.StatusConflict, CodeSessionEnded, fmt.Sprintf("session %s is %s and cannot be resumed", id, strings.ToLower(string(phaseOfEnded(bs)))))
 		return
 	}
-	s.await(w, r, key, wake, false)
+	s.await(w, r, key, wake, false, stream)
 }
 
 // phaseOfEnded names the state of a session that is over; a session asked
@@ -278,14 +288,29 @@ func phaseOfEnded(bs *v1alpha1.BrowserSession) v1alpha1.BrowserSessionPhase {
 
 // await waits for the session to be Ready, Failed, over, or for the start
 // timeout, re-reading the cache each time the informer reports a change, and
-// answers accordingly. created says this request made the session: if the
+// answers accordingly; a streamed start reports each phase the session goes
+// through as a log line. created says this request made the session: if the
 // client never learns its id (timeout, client gone), the session is ended
 // rather than left to hold a browser until its own timeout.
-func (s *server) await(w http.ResponseWriter, r *http.Request, key types.NamespacedName, wake <-chan struct{}, created bool) {
-	ctx := r.Context()
+func (s *server) await(w http.ResponseWriter, r *http.Request, key types.NamespacedName, wake <-chan struct{}, created, stream bool) {
+	ctx, cancel := s.operationContext(r.Context())
+	defer cancel()
+	var resp responder = plain{w: w, bare: true}
+	if stream {
+		st, ok := s.openStream(w)
+		if !ok {
+			s.abandon(key, created)
+			return
+		}
+		defer st.Close()
+		_ = st.Connected()
+		resp = streamed{st}
+	}
 	timer := time.NewTimer(s.opts.StartTimeout)
 	defer timer.Stop()
 	seen := false
+	var lastPhase v1alpha1.BrowserSessionPhase
+	var lastMessage string
 	for {
 		bs := &v1alpha1.BrowserSession{}
 		err := s.opts.Client.Get(ctx, key, bs)
@@ -294,31 +319,39 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 			// Before the first sighting this is the cache lagging behind
 			// the create; after it, the session was deleted.
 			if seen {
-				writeError(w, http.StatusBadGateway, CodeSessionFailed, "session was deleted before it became ready")
+				resp.fail(http.StatusBadGateway, CodeSessionFailed, "session was deleted before it became ready")
 				return
 			}
 		case err != nil:
 			if ctx.Err() == nil {
 				s.log.Error(err, "reading session", "namespace", key.Namespace, "session", key.Name)
-				writeInternal(w)
+				resp.fail(http.StatusInternalServerError, CodeInternal, "internal error")
 			}
 			s.abandon(key, created)
 			return
 		default:
 			seen = true
+			if p := phaseOf(bs); p != lastPhase || bs.Status.Message != lastMessage {
+				lastPhase, lastMessage = p, bs.Status.Message
+				msg := "session is " + string(p)
+				if lastMessage != "" {
+					msg += ": " + lastMessage
+				}
+				resp.log(rpc.LogLine{Category: "session", Message: msg, Level: rpc.LogLevelInfo, Timestamp: time.Now().UTC()})
+			}
 			switch phaseOf(bs) {
 			case v1alpha1.BrowserSessionReady:
-				writeJSON(w, http.StatusOK, success{Success: true, Data: startData{SessionID: key.Name, Available: true}})
+				resp.succeed(startData{SessionID: key.Name, CDPURL: s.cdpURL(r, bs), Available: true}, "")
 				return
 			case v1alpha1.BrowserSessionFailed:
 				msg := bs.Status.Message
 				if msg == "" {
 					msg = "session failed to start"
 				}
-				writeError(w, http.StatusBadGateway, CodeSessionFailed, msg)
+				resp.fail(http.StatusBadGateway, CodeSessionFailed, msg)
 				return
 			case v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded:
-				writeError(w, http.StatusConflict, CodeSessionEnded, "session ended before it became ready")
+				resp.fail(http.StatusConflict, CodeSessionEnded, "session ended before it became ready")
 				return
 			}
 		}
@@ -326,11 +359,14 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 		case <-wake:
 		case <-timer.C:
 			s.abandon(key, created)
-			writeError(w, http.StatusGatewayTimeout, CodeStartTimeout,
+			resp.fail(http.StatusGatewayTimeout, CodeStartTimeout,
 				fmt.Sprintf("session did not become ready within %s", s.opts.StartTimeout))
 			return
 		case <-ctx.Done():
 			s.abandon(key, created)
+			if context.Cause(ctx) == errShuttingDown {
+				resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
+			}
 			return
 		}
 	}
@@ -414,7 +450,7 @@ func (s *server) get(w http.ResponseWriter, r *http.Request, project apikey.Proj
 		writeSessionNotFound(w)
 		return
 	}
-	writeJSON(w, http.StatusOK, success{Success: true, Data: view(bs)})
+	writeJSON(w, http.StatusOK, success{Success: true, Data: s.view(r, bs)})
 }
 
 // metadataPrefix starts the list's userMetadata filter parameters.
@@ -456,7 +492,7 @@ func (s *server) list(w http.ResponseWriter, r *http.Request, project apikey.Pro
 	}
 	out := listData{Sessions: []sessionView{}}
 	for i := range sessions.Items {
-		v := view(&sessions.Items[i])
+		v := s.view(r, &sessions.Items[i])
 		if matches(v, query) {
 			out.Sessions = append(out.Sessions, v)
 		}

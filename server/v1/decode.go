@@ -18,7 +18,6 @@ package v1
 
 import (
 	"bytes"
-	_ "embed"
 	"errors"
 	"fmt"
 	"math/big"
@@ -63,28 +62,9 @@ func (e *ValidationError) Error() string {
 	return "invalid request body: " + strings.Join(parts, "; ")
 }
 
-// StartSchemaJSON is the JSON Schema (draft 2020-12) of the session start
-// body that DecodeStart checks. It is exported so that the OpenAPI document
-// can serve the very schema the server enforces.
-//
-//go:embed start_schema.json
-var StartSchemaJSON []byte
-
-// startSchema is compiled once; the schema is part of the binary, so a
-// failure is a programming error and panics at start-up rather than on the
-// first request.
-var startSchema = func() *jsonschema.Schema {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(StartSchemaJSON))
-	if err != nil {
-		panic(fmt.Errorf("start_schema.json: %w", err))
-	}
-	c := jsonschema.NewCompiler()
-	const url = "https://browserfleet.io/schemas/v1/session-start.json"
-	if err := c.AddResource(url, doc); err != nil {
-		panic(fmt.Errorf("start_schema.json: %w", err))
-	}
-	return c.MustCompile(url)
-}()
+// startSchema is the start body's schema, components/schemas/SessionStartRequest
+// of the OpenAPI document: the server enforces the very schema it publishes.
+var startSchema = requestSchema("SessionStartRequest")
 
 // DecodeStart decodes and validates a session start body.
 //
@@ -104,41 +84,61 @@ var startSchema = func() *jsonschema.Schema {
 // (crossFieldIssues). Decoding is case-sensitive: `ModelName` is not
 // `modelName`.
 func DecodeStart(body []byte) (*StartRequest, *ValidationError) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is empty; want a JSON object"}}}
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not valid JSON: " + err.Error()}}}
-	}
-	// encoding/json, under the schema validator, keeps the last of duplicate
-	// names while a client may have meant the first; refuse them, as the
-	// typed decode below does.
-	var probe any
-	if err := jsonv2.Unmarshal(body, &probe); err != nil {
-		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not acceptable JSON: " + err.Error()}}}
-	}
-
-	var issues []Issue
-	if err := startSchema.Validate(doc); err != nil {
-		var verr *jsonschema.ValidationError
-		if !errors.As(err, &verr) {
-			return nil, &ValidationError{Issues: []Issue{{Path: "", Message: err.Error()}}}
-		}
-		issues = schemaIssues(verr, doc)
+	doc, issues, verr := checkBody(body, startSchema)
+	if verr != nil {
+		return nil, verr
 	}
 	issues = append(issues, crossFieldIssues(doc)...)
 	if len(issues) > 0 {
 		return nil, &ValidationError{Issues: sortIssues(issues)}
 	}
-
 	var req StartRequest
-	if err := jsonv2.Unmarshal(body, &req); err != nil {
-		// The schema admitted the body, so this is a mismatch between the
-		// schema and the Go types: still the client's answer is a 400.
-		return nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body does not decode: " + err.Error()}}}
+	if verr := decodeChecked(body, &req); verr != nil {
+		return nil, verr
 	}
 	return &req, nil
+}
+
+// checkBody runs what every decoder does first: the body must be one JSON
+// value without duplicate member names, and it is validated against schema.
+// It returns the untyped document, for the checks across fields that the
+// schema cannot express, and the schema's issues. A body that is not
+// acceptable JSON at all ends decoding: verr is set.
+func checkBody(body []byte, schema *jsonschema.Schema) (doc any, issues []Issue, verr *ValidationError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is empty; want a JSON object"}}}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not valid JSON: " + err.Error()}}}
+	}
+	// encoding/json, under the schema validator, keeps the last of duplicate
+	// names while a client may have meant the first; refuse them, as the
+	// typed decode does.
+	var probe any
+	if err := jsonv2.Unmarshal(body, &probe); err != nil {
+		return nil, nil, &ValidationError{Issues: []Issue{{Path: "", Message: "request body is not acceptable JSON: " + err.Error()}}}
+	}
+	if err := schema.Validate(doc); err != nil {
+		var verr *jsonschema.ValidationError
+		if !errors.As(err, &verr) {
+			return nil, nil, &ValidationError{Issues: []Issue{{Path: "", Message: err.Error()}}}
+		}
+		issues = schemaIssues(verr, doc)
+	}
+	return doc, issues, nil
+}
+
+// decodeChecked decodes a body that checkBody admitted into v, with the
+// case-sensitive JSON v2 decoder, so that only the exact names the schema
+// validated reach the Go value.
+func decodeChecked(body []byte, v any) *ValidationError {
+	if err := jsonv2.Unmarshal(body, v); err != nil {
+		// The schema admitted the body, so this is a mismatch between the
+		// schema and the Go types: still the client's answer is a 400.
+		return &ValidationError{Issues: []Issue{{Path: "", Message: "request body does not decode: " + err.Error()}}}
+	}
+	return nil
 }
 
 // schemaIssues flattens the validator's error tree into issues: one per
@@ -147,17 +147,34 @@ func DecodeStart(body []byte) (*StartRequest, *ValidationError) {
 // they only repeat it.
 func schemaIssues(root *jsonschema.ValidationError, doc any) []Issue {
 	var leaves []*jsonschema.ValidationError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
+	var issues []Issue
+	var walk func(e, parent *jsonschema.ValidationError)
+	walk = func(e, parent *jsonschema.ValidationError) {
+		if pn, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			// The causes locate the name as an instance of its own: the
+			// issue belongs to the member the name is of. The object is
+			// located by the parent, the schema applied to it: the
+			// validator (v6.0.3) shares this error's location slice with
+			// later errors, which overwrite it.
+			loc := e.InstanceLocation
+			if parent != nil {
+				loc = parent.InstanceLocation
+			}
+			path := joinPath(dottedPath(loc, doc), pn.Property)
+			for _, l := range leafErrors(e) {
+				issues = append(issues, Issue{Path: path, Message: "invalid name: " + kindMessage(l)})
+			}
+			return
+		}
 		if len(e.Causes) == 0 {
 			leaves = append(leaves, e)
 			return
 		}
 		for _, c := range e.Causes {
-			walk(c)
+			walk(c, e)
 		}
 	}
-	walk(root)
+	walk(root, nil)
 
 	typeWrong := map[string]bool{}
 	for _, l := range leaves {
@@ -165,7 +182,6 @@ func schemaIssues(root *jsonschema.ValidationError, doc any) []Issue {
 			typeWrong[dottedPath(l.InstanceLocation, doc)] = true
 		}
 	}
-	var issues []Issue
 	for _, l := range leaves {
 		path := dottedPath(l.InstanceLocation, doc)
 		switch k := l.ErrorKind.(type) {
@@ -191,8 +207,20 @@ func schemaIssues(root *jsonschema.ValidationError, doc any) []Issue {
 	return issues
 }
 
-// kindMessage words the leaf errors other than type, required and unknown
-// fields.
+// leafErrors returns the errors without causes under e.
+func leafErrors(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return []*jsonschema.ValidationError{e}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		out = append(out, leafErrors(c)...)
+	}
+	return out
+}
+
+// kindMessage words a leaf error. schemaIssues words type, required and
+// unknown fields itself, to locate the latter two at the field.
 func kindMessage(l *jsonschema.ValidationError) string {
 	switch k := l.ErrorKind.(type) {
 	case *kind.Enum:
@@ -228,9 +256,22 @@ func kindMessage(l *jsonschema.ValidationError) string {
 	case *kind.MinItems:
 		return fmt.Sprintf("must have at least %d items", k.Want)
 	case *kind.MaxProperties:
+		if k.Want == 1 {
+			return "must have at most 1 entry"
+		}
 		return fmt.Sprintf("must have at most %d entries", k.Want)
 	case *kind.UniqueItems:
 		return fmt.Sprintf("must not contain duplicates (items %d and %d are equal)", k.Duplicates[0], k.Duplicates[1])
+	case *kind.Format:
+		return fmt.Sprintf("must be a valid %s: %v", k.Want, k.Err)
+	case *kind.Type:
+		return typeMessage(k)
+	case *kind.Required:
+		return "misses " + strings.Join(k.Missing, ", ")
+	case *kind.AdditionalProperties:
+		return "has unknown fields " + strings.Join(k.Properties, ", ")
+	case *kind.Not, *kind.FalseSchema:
+		return "is not allowed"
 	default:
 		return "is invalid (" + strings.Join(l.ErrorKind.KeywordPath(), "/") + ")"
 	}
@@ -242,6 +283,8 @@ var patternMessages = map[string]string{
 	`^(wss?|https?)://`:                      "must be a ws://, wss://, http:// or https:// URL",
 	`^[A-Za-z]{2}$`:                          "must be an ISO 3166-1 alpha-2 country code, for example US",
 	`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`: "must be a locale such as en-US",
+	`^https?://`:                             "must be an http:// or https:// URL",
+	`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`:         "must be letters, digits, '-', '_' and '.', not starting with '.'",
 }
 
 // typeMessage words a wrong type; "integer" gets its own words because the

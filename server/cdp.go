@@ -1,0 +1,193 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
+)
+
+// The CDP WebSocket of a session is served by the API pod, which proxies it
+// to the session's runner with the runner token. Clients authenticate with
+// the signed token in the URL instead of an API key, because the tools that
+// connect to a DevTools URL (chromedp's remote allocator, Playwright's
+// connectOverCDP, puppeteer.connect) take a URL and nothing else. The path
+// holds "/devtools/browser" so that chromedp uses the URL as given instead
+// of asking /json/version for another.
+
+// CDPPathSuffix ends the path of a session's CDP WebSocket,
+// /v1/sessions/{id}/cdp/devtools/browser.
+const CDPPathSuffix = "/cdp/devtools/browser"
+
+// Query parameters of a CDP URL.
+const (
+	cdpQueryToken   = "token"
+	cdpQueryProject = "project"
+)
+
+// DefaultCDPURLTTL bounds how long a cdpUrl may be used to connect; a
+// connection made in time lasts as long as the session.
+const DefaultCDPURLTTL = time.Hour
+
+// cdpURL is the session's DevTools WebSocket URL through this server, nil
+// when the server signs none. Its host is Options.PublicURL's, else the one
+// the client used to reach this server.
+func (s *server) cdpURL(r *http.Request, bs *v1alpha1.BrowserSession) *string {
+	if s.opts.CDPSigner == nil {
+		return nil
+	}
+	expires := time.Now().Add(s.opts.CDPURLTTL)
+	if e := bs.Status.ExpiresAt; e != nil && e.Time.Before(expires) {
+		expires = e.Time
+	}
+	u := s.publicBase(r)
+	u.Path = strings.TrimRight(u.Path, "/") + "/v1/sessions/" + bs.Name + CDPPathSuffix
+	q := url.Values{}
+	q.Set(cdpQueryProject, bs.Namespace)
+	q.Set(cdpQueryToken, s.opts.CDPSigner.Sign(bs.Namespace, bs.Name, string(bs.UID), expires))
+	u.RawQuery = q.Encode()
+	str := u.String()
+	return &str
+}
+
+// publicBase is the WebSocket base URL clients reach this server at.
+func (s *server) publicBase(r *http.Request) url.URL {
+	if s.publicURL != nil {
+		u := *s.publicURL
+		return u
+	}
+	scheme := "ws"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "wss"
+	}
+	host := r.Host
+	if fwd := r.Header.Get("X-Forwarded-Host"); fwd != "" {
+		host = strings.TrimSpace(strings.Split(fwd, ",")[0])
+	}
+	return url.URL{Scheme: scheme, Host: host}
+}
+
+// parsePublicURL turns Options.PublicURL into a WebSocket base URL.
+func parsePublicURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, errors.New("server: PublicURL must be an absolute URL such as https://browserfleet.example.com")
+	}
+	switch u.Scheme {
+	case "http", "ws":
+		u.Scheme = "ws"
+	case "https", "wss":
+		u.Scheme = "wss"
+	default:
+		return nil, errors.New("server: PublicURL must use http, https, ws or wss")
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// cdp serves GET /v1/sessions/{id}/cdp/devtools/browser.
+func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
+	if s.opts.CDPSigner == nil {
+		writeError(w, http.StatusNotFound, CodeNotFound, "this server hands out no CDP URLs")
+		return
+	}
+	q := r.URL.Query()
+	ns, id, tok := q.Get(cdpQueryProject), r.PathValue("id"), q.Get(cdpQueryToken)
+	if ns == "" || tok == "" {
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
+		return
+	}
+	bs, err := s.lookup(r.Context(), ns, id)
+	if err != nil {
+		s.log.Error(err, "getting session for cdp", "namespace", ns)
+		writeInternal(w)
+		return
+	}
+	// A token for no session and a bad token answer alike, so that the
+	// endpoint tells nothing about which sessions exist.
+	if bs == nil {
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
+		return
+	}
+	switch err := s.opts.CDPSigner.Verify(tok, bs.Namespace, bs.Name, string(bs.UID), time.Now()); {
+	case errors.Is(err, cdptoken.ErrExpired):
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "the CDP URL has expired; get a fresh one from GET /v1/sessions/{id}")
+		return
+	case err != nil:
+		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
+		return
+	}
+	if over(bs) {
+		writeError(w, http.StatusConflict, CodeSessionEnded, "session "+bs.Name+" has ended")
+		return
+	}
+	if phaseOf(bs) != v1alpha1.BrowserSessionReady || bs.Status.Endpoint == "" {
+		writeError(w, http.StatusConflict, CodeSessionNotReady, "session "+bs.Name+" is not Ready")
+		return
+	}
+	runnerTok, err := s.runnerToken(r.Context(), bs)
+	if err != nil {
+		s.log.Error(err, "getting runner token for cdp", "namespace", bs.Namespace, "session", bs.Name)
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
+		return
+	}
+	target, err := url.Parse(bs.Status.Endpoint)
+	if err != nil {
+		s.log.Error(err, "parsing runner endpoint", "namespace", bs.Namespace, "session", bs.Name)
+		writeInternal(w)
+		return
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme = target.Scheme
+			pr.Out.URL.Host = target.Host
+			pr.Out.URL.Path = rpc.CDPPath
+			pr.Out.URL.RawPath = ""
+			// The signed token is for this server, not the runner.
+			pr.Out.URL.RawQuery = ""
+			pr.Out.Host = target.Host
+			pr.Out.Header.Del("Cookie")
+			pr.Out.Header.Del(HeaderAPIKey)
+			pr.Out.Header.Set("Authorization", rpc.AuthorizationScheme+" "+runnerTok)
+		},
+		Transport: runnerHTTP.Transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() == nil {
+				s.log.Error(err, "proxying cdp", "namespace", bs.Namespace, "session", bs.Name)
+			}
+			writeError(w, http.StatusBadGateway, CodeRunnerUnreachable, "the session's runner cannot be reached")
+		},
+	}
+	// The connection lasts until either side closes it, or until the
+	// server's shutdown grace has passed: a hijacked connection is not
+	// one that http.Server.Shutdown waits for or closes.
+	ctx, cancel := s.operationContext(r.Context())
+	defer cancel()
+	s.log.V(1).Info("cdp connection", "namespace", bs.Namespace, "session", bs.Name)
+	proxy.ServeHTTP(w, r.WithContext(ctx))
+}

@@ -1,0 +1,468 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/server/apikey"
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+)
+
+// Codes of operations, beyond those of errors.go; the runner's own codes
+// (TIMEOUT, MODEL_ERROR, SCHEMA_VIOLATION, ...) pass through as they are.
+const (
+	// CodeSessionNotReady (409): the session is not Ready yet.
+	CodeSessionNotReady = "SESSION_NOT_READY"
+	// CodeRunnerUnreachable (502): the session's runner cannot be reached.
+	CodeRunnerUnreachable = string(rpc.CodeRunnerUnreachable)
+)
+
+// errShuttingDown cancels the operations still running when the server's
+// shutdown grace has passed.
+var errShuttingDown = errors.New("the API server is shutting down")
+
+// operation is one call forwarded to a session's runner.
+type operation struct {
+	// name is the endpoint: act, observe, extract, navigate.
+	name string
+	// stream is the caller's wantsStream.
+	stream bool
+	// model is the per-call model's name, "" for the session's.
+	model string
+	// params is what the replay records of the request: no secret
+	// (model keys and headers, variable values) may be in it.
+	params any
+	// call runs the operation on the runner. onLog is nil for a plain
+	// call.
+	call func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (result any, usage rpc.Usage, err error)
+}
+
+// readySession looks up the session of a call and checks that it can take
+// operations. It answers the call itself when not.
+func (s *server) readySession(w http.ResponseWriter, r *http.Request, project apikey.Project) (*v1alpha1.BrowserSession, bool) {
+	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
+	if err != nil {
+		s.log.Error(err, "getting session", "namespace", project.Namespace)
+		writeInternal(w)
+		return nil, false
+	}
+	if bs == nil {
+		writeSessionNotFound(w)
+		return nil, false
+	}
+	if over(bs) {
+		msg := fmt.Sprintf("session %s has %s", bs.Name, strings.ToLower(string(phaseOfEnded(bs))))
+		if phaseOf(bs) == v1alpha1.BrowserSessionEnding {
+			msg = fmt.Sprintf("session %s is ending", bs.Name)
+		}
+		if phaseOf(bs) == v1alpha1.BrowserSessionFailed && bs.Status.Message != "" {
+			msg += ": " + bs.Status.Message
+		}
+		writeError(w, http.StatusConflict, CodeSessionEnded, msg)
+		return nil, false
+	}
+	if phaseOf(bs) != v1alpha1.BrowserSessionReady || bs.Status.Endpoint == "" {
+		writeError(w, http.StatusConflict, CodeSessionNotReady,
+			fmt.Sprintf("session %s is %s, not Ready; wait for it to be Ready", bs.Name, phaseOf(bs)))
+		return nil, false
+	}
+	return bs, true
+}
+
+// operate runs op on the session's runner and answers the call, plainly or
+// as a stream. Failures found before the operation starts (no such session,
+// not ready) are plain JSON errors even for a streamed call: a stream's
+// status is always 200, and these deserve their own.
+func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.Project, op operation) {
+	bs, ok := s.readySession(w, r, project)
+	if !ok {
+		return
+	}
+	c, err := s.runnerClient(r.Context(), bs)
+	if errors.Is(err, errTokenMissing) {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
+		return
+	}
+	if err != nil {
+		s.log.Error(err, "getting runner client", "namespace", bs.Namespace, "session", bs.Name)
+		writeInternal(w)
+		return
+	}
+
+	ctx, cancel := s.operationContext(r.Context())
+	defer cancel()
+
+	var resp responder = plain{w: w}
+	var onLog func(rpc.LogLine)
+	if op.stream {
+		st, ok := s.openStream(w)
+		if !ok {
+			return
+		}
+		defer st.Close()
+		_ = st.Connected()
+		resp = streamed{st}
+		onLog = resp.log
+	}
+
+	actionID := uuid.NewString()
+	started := time.Now()
+	result, usage, err := op.call(ctx, c, onLog)
+	ended := time.Now()
+
+	model := op.model
+	if model == "" {
+		model = bs.Spec.Model.Name
+	}
+	s.opts.Metrics.ObserveOperation(op.name, outcomeOf(err), op.stream, ended.Sub(started))
+	s.opts.Metrics.AddTokens(model, usage.InputTokens, usage.OutputTokens, usage.ReasoningTokens, usage.CachedInputTokens)
+
+	if err != nil && r.Context().Err() != nil {
+		// The caller went away; the runner has been told to stop. No one
+		// is left to answer, and the call is not recorded: it has no
+		// outcome.
+		s.log.V(1).Info("caller went away", "operation", op.name, "namespace", bs.Namespace, "session", bs.Name)
+		return
+	}
+	s.record(bs, replayEntry{
+		ActionID:  actionID,
+		Method:    op.name,
+		Params:    op.params,
+		Result:    replayResult(result, err),
+		Started:   started,
+		Ended:     ended,
+		Usage:     usage,
+		PageURL:   pageURLOf(result),
+		Succeeded: err == nil,
+	})
+	if err != nil {
+		s.failOperation(ctx, resp, bs, op.name, err)
+		return
+	}
+	resp.succeed(result, actionID)
+}
+
+// operationContext is the request's context, cancelled too when the
+// server's shutdown grace has passed.
+func (s *server) operationContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(s.abort, func() { cancel(errShuttingDown) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// failOperation answers a failed operation with the runner's code and the
+// status of DESIGN.md.
+func (s *server) failOperation(ctx context.Context, resp responder, bs *v1alpha1.BrowserSession, name string, err error) {
+	if errors.Is(context.Cause(ctx), errShuttingDown) {
+		resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
+		return
+	}
+	var e *rpc.Error
+	if !errors.As(err, &e) {
+		s.log.Error(err, "operation failed", "operation", name, "namespace", bs.Namespace, "session", bs.Name)
+		resp.fail(http.StatusInternalServerError, CodeInternal, "internal error")
+		return
+	}
+	switch e.Code {
+	case rpc.CodeBadRequest:
+		// The runner refused what decoding let through; the caller
+		// still gets the envelope of a refused body.
+		resp.failIssues("invalid request body", []serverv1.Issue{{Path: "", Message: e.Message}})
+	case rpc.CodeUnauthorized, rpc.CodeNotFound, rpc.CodeMethodNotAllowed, rpc.CodePayloadTooLarge:
+		// The runner refused the API pod itself: a version skew or a
+		// replaced token. Not the caller's fault, and no detail is theirs.
+		s.log.Error(err, "runner refused the call", "operation", name, "namespace", bs.Namespace, "session", bs.Name)
+		resp.fail(http.StatusBadGateway, CodeRunnerUnreachable, "the session's runner refused the call")
+	case rpc.CodeBrowserStarting:
+		resp.fail(http.StatusConflict, CodeSessionNotReady, e.Message)
+	case rpc.CodeInternal:
+		s.log.Error(err, "runner failed", "operation", name, "namespace", bs.Namespace, "session", bs.Name)
+		resp.fail(http.StatusInternalServerError, CodeInternal, e.Message)
+	default:
+		resp.fail(rpc.HTTPStatus(e.Code), string(e.Code), e.Message)
+	}
+}
+
+// outcomeOf names an operation's outcome for the metrics.
+func outcomeOf(err error) string {
+	if err == nil {
+		return "success"
+	}
+	if code := rpc.CodeOf(err); code != "" {
+		return string(code)
+	}
+	if errors.Is(err, context.Canceled) {
+		return string(rpc.CodeCanceled)
+	}
+	return string(rpc.CodeInternal)
+}
+
+// act serves POST /v1/sessions/{id}/act.
+func (s *server) act(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeAct, func(b *serverv1.ActBody) *bool { return b.StreamResponse })
+	if !ok {
+		return
+	}
+	s.operate(w, r, project, operation{
+		name: "act", stream: stream, model: modelName(req.Request.Options.Model),
+		params: actParams(&req.Request),
+		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+			res, err := c.Act(ctx, req.Request, onLog)
+			if err != nil {
+				return nil, rpc.Usage{}, err
+			}
+			return res.Result, res.Usage, nil
+		},
+	})
+}
+
+// observe serves POST /v1/sessions/{id}/observe.
+func (s *server) observe(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeObserve, func(b *serverv1.ObserveBody) *bool { return b.StreamResponse })
+	if !ok {
+		return
+	}
+	s.operate(w, r, project, operation{
+		name: "observe", stream: stream, model: modelName(req.Request.Options.Model),
+		params: observeParams(&req.Request),
+		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+			res, err := c.Observe(ctx, req.Request, onLog)
+			if err != nil {
+				return nil, rpc.Usage{}, err
+			}
+			if res.Result == nil {
+				res.Result = []rpc.Action{}
+			}
+			return res.Result, res.Usage, nil
+		},
+	})
+}
+
+// extract serves POST /v1/sessions/{id}/extract.
+func (s *server) extract(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeExtract, func(b *serverv1.ExtractBody) *bool { return b.StreamResponse })
+	if !ok {
+		return
+	}
+	s.operate(w, r, project, operation{
+		name: "extract", stream: stream, model: modelName(req.Request.Options.Model),
+		params: extractParams(&req.Request),
+		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+			res, err := c.Extract(ctx, req.Request, onLog)
+			if err != nil {
+				return nil, rpc.Usage{}, err
+			}
+			return res.Result, res.Usage, nil
+		},
+	})
+}
+
+// navigate serves POST /v1/sessions/{id}/navigate.
+func (s *server) navigate(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeNavigate, func(b *serverv1.NavigateBody) *bool { return b.StreamResponse })
+	if !ok {
+		return
+	}
+	s.operate(w, r, project, operation{
+		name: "navigate", stream: stream,
+		params: navigateParams(&req.Request),
+		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+			res, err := c.Navigate(ctx, req.Request, onLog)
+			if err != nil {
+				return nil, rpc.Usage{}, err
+			}
+			return res.Result, res.Usage, nil
+		},
+	})
+}
+
+// decodeOperation reads and decodes an operation's body and decides whether
+// it streams. It answers a refused body or stream header itself, with every
+// issue of both.
+func decodeOperation[T any](s *server, w http.ResponseWriter, r *http.Request,
+	decode func([]byte) (*T, *serverv1.ValidationError), flag func(*T) *bool) (req *T, stream, ok bool) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return nil, false, false
+	}
+	req, verr := decode(body)
+	var streamFlag *bool
+	if req != nil {
+		streamFlag = flag(req)
+	}
+	stream, issue := wantsStream(r, streamFlag)
+	if !s.acceptable(w, verr, issue) {
+		return nil, false, false
+	}
+	return req, stream, true
+}
+
+// acceptable answers a refused body or stream header and reports whether
+// the call may go on.
+func (s *server) acceptable(w http.ResponseWriter, verr *serverv1.ValidationError, issue *serverv1.Issue) bool {
+	var issues []serverv1.Issue
+	if verr != nil {
+		issues = append(issues, verr.Issues...)
+	}
+	if issue != nil {
+		issues = append(issues, *issue)
+	}
+	if len(issues) == 0 {
+		return true
+	}
+	writeIssues(w, (&serverv1.ValidationError{Issues: issues}).Error(), issues)
+	return false
+}
+
+// modelName is a per-call model's name, "" when the call uses the
+// session's.
+func modelName(m *rpc.ModelConfig) string {
+	if m == nil {
+		return ""
+	}
+	return m.ModelName
+}
+
+// pageURLOf is the page a result says the call ended on: navigate's.
+func pageURLOf(result any) string {
+	if n, ok := result.(rpc.NavigateResult); ok {
+		return n.URL
+	}
+	return ""
+}
+
+// replayResult is what the replay records of an outcome: the result, or the
+// error's code and message.
+func replayResult(result any, err error) any {
+	if err == nil {
+		return result
+	}
+	var e *rpc.Error
+	if errors.As(err, &e) {
+		return map[string]string{"error": e.Message, "code": string(e.Code)}
+	}
+	return map[string]string{"error": "internal error", "code": CodeInternal}
+}
+
+// The replay's record of each request: what was asked, never a secret. A
+// model is recorded by name only (its key and headers stay out), variables
+// by name only (their values are often passwords).
+
+func modelParam(m *rpc.ModelConfig) string { return modelName(m) }
+
+func variableNames(v rpc.Variables) []string {
+	if len(v) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(v))
+	for k := range v {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+type actParamsView struct {
+	Input     any      `json:"input"`
+	Model     string   `json:"model,omitempty"`
+	Variables []string `json:"variables,omitempty"`
+	TimeoutMs *float64 `json:"timeout,omitempty"`
+	FrameID   string   `json:"frameId,omitempty"`
+}
+
+func actParams(req *rpc.ActRequest) any {
+	var input any = req.Input.Instruction
+	if req.Input.Action != nil {
+		input = req.Input.Action
+	}
+	return actParamsView{Input: input, Model: modelParam(req.Options.Model), Variables: variableNames(req.Options.Variables),
+		TimeoutMs: req.Options.Timeout, FrameID: req.FrameID}
+}
+
+type observeParamsView struct {
+	Instruction     string   `json:"instruction,omitempty"`
+	Model           string   `json:"model,omitempty"`
+	Variables       []string `json:"variables,omitempty"`
+	TimeoutMs       *float64 `json:"timeout,omitempty"`
+	Selector        string   `json:"selector,omitempty"`
+	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
+	FrameID         string   `json:"frameId,omitempty"`
+}
+
+func observeParams(req *rpc.ObserveRequest) any {
+	return observeParamsView{Instruction: req.Instruction, Model: modelParam(req.Options.Model),
+		Variables: variableNames(req.Options.Variables), TimeoutMs: req.Options.Timeout,
+		Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors, FrameID: req.FrameID}
+}
+
+type extractParamsView struct {
+	Instruction     string          `json:"instruction,omitempty"`
+	Schema          json.RawMessage `json:"schema,omitempty"`
+	Model           string          `json:"model,omitempty"`
+	TimeoutMs       *float64        `json:"timeout,omitempty"`
+	Selector        string          `json:"selector,omitempty"`
+	IgnoreSelectors []string        `json:"ignoreSelectors,omitempty"`
+	Screenshot      *bool           `json:"screenshot,omitempty"`
+	FrameID         string          `json:"frameId,omitempty"`
+}
+
+func extractParams(req *rpc.ExtractRequest) any {
+	return extractParamsView{Instruction: req.Instruction, Schema: req.Schema, Model: modelParam(req.Options.Model),
+		TimeoutMs: req.Options.Timeout, Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
+		Screenshot: req.Options.Screenshot, FrameID: req.FrameID}
+}
+
+type navigateParamsView struct {
+	URL       string        `json:"url"`
+	Referer   string        `json:"referer,omitempty"`
+	TimeoutMs *float64      `json:"timeout,omitempty"`
+	WaitUntil rpc.WaitUntil `json:"waitUntil,omitempty"`
+	FrameID   string        `json:"frameId,omitempty"`
+}
+
+func navigateParams(req *rpc.NavigateRequest) any {
+	return navigateParamsView{URL: redactURL(req.URL), Referer: redactURL(req.Options.Referer),
+		TimeoutMs: req.Options.Timeout, WaitUntil: req.Options.WaitUntil, FrameID: req.FrameID}
+}
+
+// redactURL drops a URL's password, which a caller may have put in it.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	return u.String()
+}

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// runnerHTTP calls runners. It has no overall timeout: an operation runs for
+// as long as its own options.timeout, and a streamed one for as long as it
+// logs; the request's context bounds each call.
+var runnerHTTP = &http.Client{Transport: &http.Transport{
+	Proxy:                 nil, // runners are pods of the cluster: never through a proxy
+	MaxIdleConnsPerHost:   4,
+	IdleConnTimeout:       90 * time.Second,
+	ResponseHeaderTimeout: 0,
+	ForceAttemptHTTP2:     false,
+}}
+
+// maxTokens bounds the runner-token cache. A token is a few dozen bytes;
+// past the bound the cache starts over rather than tracking use.
+const maxTokens = 10000
+
+// tokens caches runner tokens by session UID. A session's token never
+// changes, and a UID is never reused, so entries never go stale; they only
+// outlive their session, which the bound takes care of.
+type tokens struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+func (t *tokens) get(uid types.UID) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tok, ok := t.m[uid]
+	return tok, ok
+}
+
+func (t *tokens) put(uid types.UID, tok string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || len(t.m) >= maxTokens {
+		t.m = map[types.UID]string{}
+	}
+	t.m[uid] = tok
+}
+
+// errTokenMissing says the session's token Secret is not (yet) there.
+var errTokenMissing = errors.New("the session's runner token is missing")
+
+// runnerToken returns the session's runner token. It reads the token Secret
+// from the API server, not the cache: the API pod caches only API-key
+// Secrets, so that it never holds every session's token in memory.
+func (s *server) runnerToken(ctx context.Context, bs *v1alpha1.BrowserSession) (string, error) {
+	if tok, ok := s.tokens.get(bs.UID); ok {
+		return tok, nil
+	}
+	key := types.NamespacedName{Namespace: bs.Namespace, Name: controllers.RunnerTokenSecretName(bs.Name)}
+	secret := &corev1.Secret{}
+	if err := s.opts.APIReader.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", errTokenMissing
+		}
+		return "", fmt.Errorf("getting runner token secret %s: %w", key, err)
+	}
+	// The Secret must be the one the controller made for this session,
+	// not an older one of a session of the same name.
+	if !metav1.IsControlledBy(secret, bs) {
+		return "", errTokenMissing
+	}
+	tok := strings.TrimSpace(string(secret.Data[rpc.TokenSecretKey]))
+	if tok == "" {
+		return "", errTokenMissing
+	}
+	s.tokens.put(bs.UID, tok)
+	return tok, nil
+}
+
+// runnerClient returns a client of the session's runner.
+func (s *server) runnerClient(ctx context.Context, bs *v1alpha1.BrowserSession) (*rpc.Client, error) {
+	tok, err := s.runnerToken(ctx, bs)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.NewClient(bs.Status.Endpoint, tok, runnerHTTP), nil
+}

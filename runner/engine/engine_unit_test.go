@@ -18,6 +18,8 @@ package engine
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -146,6 +148,14 @@ func TestCompileSchemaValidates(t *testing.T) {
 	}
 	if _, err := compileSchema(json.RawMessage(`[1]`)); err == nil {
 		t.Error("a schema that is not an object compiled")
+	}
+	// A $ref outside the schema would have the runner read its own files.
+	secret := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(secret, []byte(`{"type":"string"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compileSchema(json.RawMessage(`{"$ref": "file://` + secret + `"}`)); err == nil {
+		t.Error("a schema with a file $ref compiled")
 	}
 }
 

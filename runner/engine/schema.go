@@ -110,6 +110,9 @@ func compileSchema(raw json.RawMessage) (*schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
+	// No loader: a caller's $ref may point inside its schema only, never at
+	// a file of the runner pod or a URL the pod would fetch.
+	c.UseLoader(jsonschema.SchemeURLLoader{})
 	if err := c.AddResource("schema.json", doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}

@@ -113,6 +113,7 @@ type server struct {
 	hub       *hub
 	tokens    tokens
 	publicURL *url.URL
+	routes    []string
 	synced    atomic.Bool
 	draining  atomic.Bool
 	// abort is cancelled by Server.Abort: every operation, stream and
@@ -182,22 +183,34 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.HandleFunc("POST /v1/sessions/start", s.authed(s.start))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/end", s.authed(s.end))
-	s.mux.HandleFunc("GET /v1/sessions/{id}", s.authed(s.get))
-	s.mux.HandleFunc("GET /v1/sessions", s.authed(s.list))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/act", s.authed(s.act))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/observe", s.authed(s.observe))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/extract", s.authed(s.extract))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/navigate", s.authed(s.navigate))
-	s.mux.HandleFunc("POST /v1/sessions/{id}/agentExecute", s.authed(s.agentExecute))
-	s.mux.HandleFunc("GET /v1/sessions/{id}/replay", s.authed(s.replay))
-	s.mux.HandleFunc("GET /v1/sessions/{id}"+CDPPathSuffix, s.cdp)
-	s.mux.HandleFunc("GET /v1/openapi.json", s.openapi)
-	s.mux.HandleFunc("/", s.fallback)
+	s.register()
 	return &Server{s: s, h: s.logged(s.mux)}, nil
+}
+
+// register registers every route.
+func (s *server) register() {
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+	s.handle("POST /v1/sessions/start", s.authed(s.start))
+	s.handle("POST /v1/sessions/{id}/end", s.authed(s.end))
+	s.handle("GET /v1/sessions/{id}", s.authed(s.get))
+	s.handle("GET /v1/sessions", s.authed(s.list))
+	s.handle("POST /v1/sessions/{id}/act", s.authed(s.act))
+	s.handle("POST /v1/sessions/{id}/observe", s.authed(s.observe))
+	s.handle("POST /v1/sessions/{id}/extract", s.authed(s.extract))
+	s.handle("POST /v1/sessions/{id}/navigate", s.authed(s.navigate))
+	s.handle("POST /v1/sessions/{id}/agentExecute", s.authed(s.agentExecute))
+	s.handle("GET /v1/sessions/{id}/replay", s.authed(s.replay))
+	s.handle("GET /v1/sessions/{id}"+CDPPathSuffix, s.cdp)
+	s.handle("GET /v1/openapi.json", s.openapi)
+	s.mux.HandleFunc("/", s.fallback) // not a route: the JSON 404 and 405
+}
+
+// handle registers a route, and remembers it so that a test can hold the
+// routes to the OpenAPI document.
+func (s *server) handle(pattern string, h http.HandlerFunc) {
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, h)
 }
 
 // openapi serves the OpenAPI document, which needs no key: it describes

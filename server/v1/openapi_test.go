@@ -211,7 +211,6 @@ func TestOpenAPIExamples(t *testing.T) {
 func TestRoutes(t *testing.T) {
 	want := []Route{
 		{"GET", "/healthz"},
-		{"GET", "/metrics"},
 		{"GET", "/readyz"},
 		{"GET", "/v1/openapi.json"},
 		{"GET", "/v1/sessions"},
@@ -233,14 +232,14 @@ func TestRoutes(t *testing.T) {
 
 // TestOpenAPISecurity holds each operation to its authentication: the API
 // key (the document's default) for /v1, the signed token for the DevTools
-// WebSocket, nothing for the probes, the metrics and the document.
+// WebSocket, nothing for the probes and the document.
 func TestOpenAPISecurity(t *testing.T) {
 	doc := parsedDocument(t)
 	want := []any{map[string]any{"APIKey": []any{}}, map[string]any{"APIKey": []any{}, "ProjectID": []any{}}}
 	if diff := cmp.Diff(want, doc["security"]); diff != "" {
 		t.Errorf("document security (-want +got):\n%s", diff)
 	}
-	public := []string{"/healthz", "/readyz", "/metrics", "/v1/openapi.json"}
+	public := []string{"/healthz", "/readyz", "/v1/openapi.json"}
 	for _, r := range Routes() {
 		op, _ := lookup(doc, "/paths/"+pointerEscape(r.Pattern)+"/"+strings.ToLower(r.Method))
 		sec, overridden := op.(map[string]any)["security"]
@@ -507,7 +506,6 @@ func TestValidatorResponses(t *testing.T) {
 		{"healthz", "GET", "/healthz", 200, jsonCT, `{"success":true}`, true},
 		{"healthz has no 503", "GET", "/healthz", 503, jsonCT, `{"success":false,"error":"x","code":"UNAVAILABLE"}`, false},
 		{"readyz 503", "GET", "/readyz", 503, jsonCT, `{"success":false,"error":"cache not synced yet","code":"UNAVAILABLE"}`, true},
-		{"metrics", "GET", "/metrics", 200, "text/plain; version=0.0.4; charset=utf-8", "# HELP x\nx 1\n", true},
 		{"openapi", "GET", "/v1/openapi.json", 200, jsonCT, string(OpenAPI()), true},
 		{"cdp upgrade", "GET", "/v1/sessions/{id}/cdp/devtools/browser", 101, "", "", true},
 		{"cdp bad token", "GET", "/v1/sessions/{id}/cdp/devtools/browser", 401, jsonCT, `{"success":false,"error":"bad token","code":"UNAUTHORIZED"}`, true},

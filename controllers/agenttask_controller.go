@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,7 +92,13 @@ func (r *AgentTaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	} else {
 		result = r.awaitSession(task)
 	}
-	return result, r.writeStatus(ctx, orig, task)
+	if err := r.writeStatus(ctx, orig, task); err != nil {
+		if errors.Is(err, errStale) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return result, nil
 }
 
 // ensureOwner makes the session own the task, so that the task goes with it.
@@ -163,6 +170,9 @@ func (r *AgentTaskReconciler) writeStatus(ctx context.Context, orig, task *v1alp
 	}
 	// Conditional on the version read, as for sessions: a stale pass retries.
 	if err := r.Client.Status().Patch(ctx, task, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return errStale
+		}
 		return fmt.Errorf("writing status: %w", err)
 	}
 	if orig.Status.Phase != task.Status.Phase {

@@ -111,6 +111,9 @@ func (r *BrowserSessionReconciler) reconcile(ctx context.Context, session *v1alp
 	warnings := r.setExpiry(session)
 	stepErr := r.reconcileRunner(ctx, session, now)
 	if err := r.writeStatus(ctx, orig, session); err != nil {
+		if errors.Is(err, errStale) && stepErr == nil {
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, errors.Join(stepErr, err)
 	}
 	r.recordEvents(ctx, orig, session, warnings)
@@ -331,6 +334,9 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 		markEnded(s, now)
 	}
 	if werr := r.writeStatus(ctx, orig, s); werr != nil && !apierrors.IsNotFound(werr) {
+		if errors.Is(werr, errStale) && err == nil {
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	r.recordEvents(ctx, orig, s, nil)
@@ -354,10 +360,19 @@ func (r *BrowserSessionReconciler) writeStatus(ctx context.Context, orig, s *v1a
 		return nil
 	}
 	if err := r.Client.Status().Patch(ctx, s, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return errStale
+		}
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return nil
 }
+
+// errStale says a pass read an older version of its object than the API
+// server holds, so its status write was refused. The newer version's own
+// event brings the next pass: the conflict is routine, not an error to log
+// and back off from, and the pass's events must not be recorded.
+var errStale = errors.New("the object changed since it was read; the next event retries")
 
 // recordEvents records the pass's transition and warnings. It runs only after
 // the status that shows them was written.

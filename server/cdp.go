@@ -33,19 +33,17 @@ import (
 // to the session's runner with the runner token. Clients authenticate with
 // the signed token in the URL instead of an API key, because the tools that
 // connect to a DevTools URL (chromedp's remote allocator, Playwright's
-// connectOverCDP, puppeteer.connect) take a URL and nothing else. The path
-// holds "/devtools/browser" so that chromedp uses the URL as given instead
-// of asking /json/version for another.
+// connectOverCDP, puppeteer.connect) take a URL and nothing else. The URL
+// has the shape of Chromium's own, /devtools/browser/<id>, with the token
+// in place of the id: chromedp uses a URL holding "/devtools/browser/" as
+// given instead of asking /json/version for another.
 
-// CDPPathSuffix ends the path of a session's CDP WebSocket,
-// /v1/sessions/{id}/cdp/devtools/browser.
-const CDPPathSuffix = "/cdp/devtools/browser"
+// CDPPathPattern is the route of a session's CDP WebSocket.
+const CDPPathPattern = "/v1/sessions/{id}/devtools/browser/{token}"
 
-// Query parameters of a CDP URL.
-const (
-	cdpQueryToken   = "token"
-	cdpQueryProject = "project"
-)
+// cdpQueryProject names the session's project in a CDP URL: the path has
+// room for the session only, and a session is named within its project.
+const cdpQueryProject = "project"
 
 // DefaultCDPURLTTL bounds how long a cdpUrl may be used to connect; a
 // connection made in time lasts as long as the session.
@@ -63,11 +61,9 @@ func (s *server) cdpURL(r *http.Request, bs *v1alpha1.BrowserSession) *string {
 		expires = e.Time
 	}
 	u := s.publicBase(r)
-	u.Path = strings.TrimRight(u.Path, "/") + "/v1/sessions/" + bs.Name + CDPPathSuffix
-	q := url.Values{}
-	q.Set(cdpQueryProject, bs.Namespace)
-	q.Set(cdpQueryToken, s.opts.CDPSigner.Sign(bs.Namespace, bs.Name, string(bs.UID), expires))
-	u.RawQuery = q.Encode()
+	tok := s.opts.CDPSigner.Sign(bs.Namespace, bs.Name, string(bs.UID), expires)
+	u.Path = strings.TrimRight(u.Path, "/") + "/v1/sessions/" + bs.Name + "/devtools/browser/" + tok
+	u.RawQuery = url.Values{cdpQueryProject: {bs.Namespace}}.Encode()
 	str := u.String()
 	return &str
 }
@@ -110,14 +106,13 @@ func parsePublicURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// cdp serves GET /v1/sessions/{id}/cdp/devtools/browser.
+// cdp serves GET /v1/sessions/{id}/devtools/browser/{token}.
 func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 	if s.opts.CDPSigner == nil {
 		writeError(w, http.StatusNotFound, CodeNotFound, "this server hands out no CDP URLs")
 		return
 	}
-	q := r.URL.Query()
-	ns, id, tok := q.Get(cdpQueryProject), r.PathValue("id"), q.Get(cdpQueryToken)
+	ns, id, tok := r.URL.Query().Get(cdpQueryProject), r.PathValue("id"), r.PathValue("token")
 	if ns == "" || tok == "" {
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
 		return

@@ -201,7 +201,7 @@ func (s *server) register() {
 	s.handle("POST /v1/sessions/{id}/navigate", s.authed(s.navigate))
 	s.handle("POST /v1/sessions/{id}/agentExecute", s.authed(s.agentExecute))
 	s.handle("GET /v1/sessions/{id}/replay", s.authed(s.replay))
-	s.handle("GET /v1/sessions/{id}"+CDPPathSuffix, s.cdp)
+	s.handle("GET "+CDPPathPattern, s.cdp)
 	s.handle("GET /v1/openapi.json", s.openapi)
 	s.mux.HandleFunc("/", s.fallback) // not a route: the JSON 404 and 405
 }

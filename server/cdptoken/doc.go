@@ -18,7 +18,7 @@ limitations under the License.
 // one thing: opening the Chrome DevTools Protocol WebSocket of one session
 // through the API pod. The API hands out
 //
-//	ws(s)://<public host>/v1/sessions/<id>/cdp/devtools/browser?token=<token>
+//	ws(s)://<public host>/v1/sessions/<id>/devtools/browser/<token>?project=<namespace>
 //
 // as a session's cdpUrl; the CDP handler verifies the token against the
 // session named by the path before it proxies anything. This package only

@@ -218,7 +218,7 @@ func TestLint(t *testing.T) {
 
 func TestInFlight(t *testing.T) {
 	m, reg := newTest(t, nil)
-	const act, stream = "POST /v1/sessions/{id}/act", "GET /v1/sessions/{id}/cdp/devtools/browser"
+	const act, stream = "POST /v1/sessions/{id}/act", "GET /v1/sessions/{id}/devtools/browser/{token}"
 	get := func() map[string]float64 { return samples(t, reg, "browserfleet_api_requests_in_flight") }
 
 	doneAct1 := m.InFlight(act)

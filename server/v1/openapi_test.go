@@ -218,7 +218,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v1/sessions/{id}"},
 		{"POST", "/v1/sessions/{id}/act"},
 		{"POST", "/v1/sessions/{id}/agentExecute"},
-		{"GET", "/v1/sessions/{id}/cdp/devtools/browser"},
+		{"GET", "/v1/sessions/{id}/devtools/browser/{token}"},
 		{"POST", "/v1/sessions/{id}/end"},
 		{"POST", "/v1/sessions/{id}/extract"},
 		{"POST", "/v1/sessions/{id}/navigate"},
@@ -248,9 +248,11 @@ func TestOpenAPISecurity(t *testing.T) {
 			if diff := cmp.Diff([]any{}, sec); diff != "" {
 				t.Errorf("%s %s must need no authentication (-want +got):\n%s", r.Method, r.Pattern, diff)
 			}
-		case strings.HasSuffix(r.Pattern, "/cdp/devtools/browser"):
-			if diff := cmp.Diff([]any{map[string]any{"CDPToken": []any{}}}, sec); diff != "" {
-				t.Errorf("%s %s must need the CDP token (-want +got):\n%s", r.Method, r.Pattern, diff)
+		case strings.HasSuffix(r.Pattern, "/devtools/browser/{token}"):
+			// The token in the path authorizes it; OpenAPI has no
+			// security scheme for a path parameter.
+			if diff := cmp.Diff([]any{}, sec); diff != "" {
+				t.Errorf("%s %s must need no API key (-want +got):\n%s", r.Method, r.Pattern, diff)
 			}
 		case overridden:
 			t.Errorf("%s %s overrides the API key requirement: %v", r.Method, r.Pattern, sec)
@@ -507,8 +509,8 @@ func TestValidatorResponses(t *testing.T) {
 		{"healthz has no 503", "GET", "/healthz", 503, jsonCT, `{"success":false,"error":"x","code":"UNAVAILABLE"}`, false},
 		{"readyz 503", "GET", "/readyz", 503, jsonCT, `{"success":false,"error":"cache not synced yet","code":"UNAVAILABLE"}`, true},
 		{"openapi", "GET", "/v1/openapi.json", 200, jsonCT, string(OpenAPI()), true},
-		{"cdp upgrade", "GET", "/v1/sessions/{id}/cdp/devtools/browser", 101, "", "", true},
-		{"cdp bad token", "GET", "/v1/sessions/{id}/cdp/devtools/browser", 401, jsonCT, `{"success":false,"error":"bad token","code":"UNAUTHORIZED"}`, true},
+		{"cdp upgrade", "GET", "/v1/sessions/{id}/devtools/browser/{token}", 101, "", "", true},
+		{"cdp bad token", "GET", "/v1/sessions/{id}/devtools/browser/{token}", 401, jsonCT, `{"success":false,"error":"bad token","code":"UNAUTHORIZED"}`, true},
 
 		{"stream", "POST", act, 200, sseCT, sse(starting, connected, running, [2]string{"", ": keep-alive"}, running, frame("finished", "system", actResult)), true},
 		{"stream ending in error", "POST", act, 200, sseCT, sse(starting, connected, frame("error", "system", `,"error":"boom"`)), true},

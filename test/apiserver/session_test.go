@@ -1,0 +1,473 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+)
+
+// actAnswer is a model's answer to act: use this element this way.
+func actAnswer(id, method string, args ...string) llmtest.Reply {
+	if args == nil {
+		args = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"elementId": id, "method": method, "arguments": args, "description": method + " " + id, "twoStep": false})
+	return llmtest.JSON(string(b))
+}
+
+// elementID finds the id of the snapshot line "role: name" in pageText, as a
+// model would read it.
+func elementID(pageText, line string) string {
+	m := regexp.MustCompile(`\[(\d+-\d+)\] ` + regexp.QuoteMeta(line)).FindStringSubmatch(pageText)
+	ExpectWithOffset(1, m).NotTo(BeNil(), "no %q in the snapshot:\n%s", line, pageText)
+	return m[1]
+}
+
+// pageText is the page snapshot that extract with no arguments answers.
+func pageText(p project, id string) string {
+	r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{}`, nil)
+	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s", r.raw)
+	return r.data()["result"].(map[string]any)["pageText"].(string)
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+var uuidPattern = `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`
+
+var _ = Describe("a session driven over /v1", Ordered, func() {
+	var (
+		p  project
+		id string
+	)
+	BeforeAll(func(ctx SpecContext) {
+		p = newProject(ctx)
+	})
+
+	It("starts, answering exactly sessionId, cdpUrl and available", func() {
+		r := do(http.MethodPost, "/v1/sessions/start", p.key, `{"modelName": "openai/gpt-test"}`, nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/start", r)
+		Expect(keys(r.json())).To(ConsistOf("success", "data"))
+		d := r.data()
+		Expect(keys(d)).To(ConsistOf("sessionId", "cdpUrl", "available"))
+		Expect(d["available"]).To(BeTrue())
+		Expect(d["cdpUrl"]).To(HavePrefix("ws://"))
+		id = d["sessionId"].(string)
+		Expect(id).To(MatchRegexp(uuidPattern))
+	})
+
+	It("navigates", func() {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/navigate", r)
+		Expect(keys(r.data())).To(ConsistOf("result", "actionId"))
+		Expect(r.data()["actionId"]).To(MatchRegexp(uuidPattern))
+		Expect(r.data()["result"]).To(HaveKeyWithValue("url", pageURL("form.html")))
+		Expect(r.data()["result"]).To(HaveKeyWithValue("ok", true))
+	})
+
+	It("acts with an Action object without asking the model", func() {
+		before := len(model.Requests())
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+			`{"input": {"selector": "#email", "method": "fill", "arguments": ["ada@example.com"], "description": "type the email"}}`, nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
+		res := r.data()["result"].(map[string]any)
+		Expect(keys(res)).To(ConsistOf("success", "message", "actionDescription", "actions"))
+		Expect(res["success"]).To(BeTrue())
+		Expect(model.Requests()).To(HaveLen(before))
+	})
+
+	It("acts by instruction through the model", func() {
+		button := elementID(pageText(p, id), "button: Sign up")
+		model.Enqueue(actAnswer(button, "click").WithUsage(1200, 30))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+			fmt.Sprintf(`{"input": "click the sign-up button", "options": {"model": %s}}`, modelOption()), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
+		Expect(r.data()["result"]).To(HaveKeyWithValue("success", true))
+		Expect(pageText(p, id)).To(ContainSubstring("signed up ada@example.com"))
+		// The key reached the model, and nothing else did.
+		reqs := model.Requests()
+		Expect(reqs[len(reqs)-1].Header.Get("Authorization")).To(Equal("Bearer sk-test-key"))
+	})
+
+	It("observes", func() {
+		link := elementID(pageText(p, id), "link: See the catalogue")
+		model.Enqueue(llmtest.JSON(fmt.Sprintf(`{"elements": [{"elementId": %q, "description": "the catalogue link", "method": "click", "arguments": []}]}`, link)).WithUsage(900, 40))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.key,
+			fmt.Sprintf(`{"instruction": "find the link to the catalogue", "options": {"model": %s}}`, modelOption()), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/observe", r)
+		actions := r.data()["result"].([]any)
+		Expect(actions).To(HaveLen(1))
+		Expect(actions[0]).To(HaveKeyWithValue("selector", HavePrefix("xpath=")))
+		Expect(actions[0]).To(HaveKeyWithValue("method", "click"))
+	})
+
+	It("extracts with a schema", func() {
+		model.Enqueue(llmtest.JSON(`{"heading": "Sign up"}`).WithUsage(700, 8))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key,
+			fmt.Sprintf(`{"instruction": "the page's heading", "schema": {"type": "object", "properties": {"heading": {"type": "string"}}, "required": ["heading"]}, "options": {"model": %s}}`, modelOption()), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/extract", r)
+		Expect(r.data()["result"]).To(Equal(map[string]any{"heading": "Sign up"}))
+	})
+
+	It("replays each call with its token usage", func() {
+		r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.key, "", nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodGet, "/v1/sessions/{id}/replay", r)
+		pages := r.data()["pages"].([]any)
+		Expect(pages).To(HaveLen(1))
+		page := pages[0].(map[string]any)
+		Expect(page["url"]).To(Equal(pageURL("form.html")))
+		var methods []string
+		var input float64
+		for _, a := range page["actions"].([]any) {
+			a := a.(map[string]any)
+			methods = append(methods, a["method"].(string))
+			input += a["tokenUsage"].(map[string]any)["inputTokens"].(float64)
+			// No secret is recorded.
+			Expect(fmt.Sprint(a)).NotTo(ContainSubstring("sk-test-key"))
+		}
+		Expect(methods).To(Equal([]string{"navigate", "act", "extract", "act", "extract", "extract", "observe", "extract"}))
+		Expect(input).To(BeEquivalentTo(1200 + 900 + 700))
+	})
+
+	It("counts requests, operations and tokens in its metrics", func() {
+		families, err := registry.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		Expect(byName).To(HaveKey("browserfleet_model_tokens_total"))
+		var input float64
+		for _, m := range byName["browserfleet_model_tokens_total"].GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["model"] == "openai/gpt-test" && labels["kind"] == "input" {
+				input = m.GetCounter().GetValue()
+			}
+		}
+		Expect(input).To(BeNumerically(">=", 1200+900+700))
+		Expect(byName).To(HaveKey("browserfleet_api_request_duration_seconds"))
+		Expect(byName).To(HaveKey("browserfleet_operation_duration_seconds"))
+		Expect(byName).To(HaveKey("browserfleet_sessions"))
+	})
+
+	It("hands out a cdpUrl that chromedp drives as given", func(ctx SpecContext) {
+		r := do(http.MethodGet, "/v1/sessions/"+id, p.key, "", nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodGet, "/v1/sessions/{id}", r)
+		cdpURL := r.data()["cdpUrl"].(string)
+
+		actx, cancelAlloc := chromedp.NewRemoteAllocator(ctx, cdpURL)
+		defer cancelAlloc()
+		bctx, cancelBrowser := chromedp.NewContext(actx)
+		defer cancelBrowser()
+		var title string
+		Expect(chromedp.Run(bctx, chromedp.Navigate(pageURL("list.html")), chromedp.Title(&title))).To(Succeed())
+		Expect(title).To(Equal("Catalogue"))
+	})
+
+	It("refuses a cdpUrl whose token was tampered with, or that names another project", func() {
+		r := do(http.MethodGet, "/v1/sessions/"+id, p.key, "", nil)
+		u, err := url.Parse(r.data()["cdpUrl"].(string))
+		Expect(err).NotTo(HaveOccurred())
+		tampered := *u
+		tampered.Path = tampered.Path[:len(tampered.Path)-2] + "xx"
+		other := *u
+		other.RawQuery = url.Values{"project": {"default"}}.Encode()
+		for _, bad := range []url.URL{tampered, other} {
+			resp := do(http.MethodGet, bad.RequestURI(), "", "", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"})
+			Expect(resp.status).To(Equal(http.StatusUnauthorized), "%s: %s", bad.String(), resp.raw)
+			documented(http.MethodGet, "/v1/sessions/{id}/devtools/browser/{token}", resp)
+		}
+	})
+
+	It("ends idempotently, and refuses calls afterwards", func() {
+		for range 2 {
+			r := do(http.MethodPost, "/v1/sessions/"+id+"/end", p.key, "", nil)
+			Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+			documented(http.MethodPost, "/v1/sessions/{id}/end", r)
+			Expect(r.json()).To(Equal(map[string]any{"success": true}))
+		}
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key, `{"input": {"selector": "#email", "method": "click", "description": "x"}}`, nil)
+		Expect(r.status).To(Equal(http.StatusConflict), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
+		Expect(r.json()).To(HaveKeyWithValue("code", "SESSION_ENDED"))
+	})
+})
+
+var _ = Describe("streaming", Ordered, func() {
+	var (
+		p  project
+		id string
+	)
+	BeforeAll(func(ctx SpecContext) {
+		p = newProject(ctx)
+		id = startSession(p, "")
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+	})
+
+	// streamed checks the frames of a streamed call: starting, connected,
+	// running log lines, then exactly one finished or error, last.
+	streamed := func(r response, pattern string) []frame {
+		ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		ExpectWithOffset(1, r.contentType).To(Equal("text/event-stream"))
+		documented(http.MethodPost, pattern, r)
+		fs := frames(r.raw)
+		ExpectWithOffset(1, len(fs)).To(BeNumerically(">=", 3), "%s", r.raw)
+		names := events(fs)
+		ExpectWithOffset(1, names[:2]).To(Equal([]string{"starting", "connected"}))
+		for _, n := range names[2 : len(names)-1] {
+			ExpectWithOffset(1, n).To(Equal("running"), "%v", names)
+		}
+		ExpectWithOffset(1, names[len(names)-1]).To(BeElementOf("finished", "error"))
+		for _, f := range fs {
+			ExpectWithOffset(1, f.Data.ID).To(MatchRegexp(uuidPattern))
+			ExpectWithOffset(1, f.Data.Data["status"]).To(Equal(f.Event))
+			if f.Event == "running" {
+				ExpectWithOffset(1, f.Data.Type).To(Equal("log"))
+				ExpectWithOffset(1, f.Data.Data["message"]).To(HaveKey("message"))
+			} else {
+				ExpectWithOffset(1, f.Data.Type).To(Equal("system"))
+			}
+		}
+		return fs
+	}
+
+	It("streams navigate when the body asks, with the plain call's result", func() {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q, "streamResponse": true}`, pageURL("list.html")), nil)
+		fs := streamed(r, "/v1/sessions/{id}/navigate")
+		last := fs[len(fs)-1]
+		Expect(last.Event).To(Equal("finished"))
+		Expect(last.Data.Data["result"]).To(HaveKeyWithValue("url", pageURL("list.html")))
+		Expect(last.Data.Data["actionId"]).To(MatchRegexp(uuidPattern))
+	})
+
+	It("streams act when the header asks", func() {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.status).To(Equal(http.StatusOK))
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+			`{"input": {"selector": "#email", "method": "fill", "arguments": ["grace@example.com"], "description": "type"}}`,
+			map[string]string{"x-stream-response": "true"})
+		fs := streamed(r, "/v1/sessions/{id}/act")
+		Expect(fs[len(fs)-1].Data.Data["result"]).To(HaveKeyWithValue("success", true))
+	})
+
+	It("does not stream when the body says false, whatever the header", func() {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{"streamResponse": false}`, map[string]string{"x-stream-response": "true"})
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.contentType).To(Equal("application/json"))
+	})
+
+	It("streams observe and extract, with the model's progress as running events", func() {
+		text := pageText(p, id)
+		model.Enqueue(llmtest.JSON(fmt.Sprintf(`{"elements": [{"elementId": %q, "description": "the email box", "method": "fill", "arguments": ["x"]}]}`, elementID(text, "textbox: Email"))))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.key,
+			fmt.Sprintf(`{"instruction": "the email box", "options": {"model": %s}, "streamResponse": true}`, modelOption()), nil)
+		fs := streamed(r, "/v1/sessions/{id}/observe")
+		Expect(fs[len(fs)-1].Data.Data["result"]).To(HaveLen(1))
+
+		model.Enqueue(llmtest.JSON(`{"extraction": "a sign-up form"}`))
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key,
+			fmt.Sprintf(`{"instruction": "what is this page", "options": {"model": %s}, "streamResponse": true}`, modelOption()), nil)
+		fs = streamed(r, "/v1/sessions/{id}/extract")
+		Expect(fs[len(fs)-1].Data.Data["result"]).To(Equal(map[string]any{"extraction": "a sign-up form"}))
+	})
+
+	It("ends a failed streamed call with one error frame", func() {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+			`{"input": {"selector": "#no-such-element", "method": "click", "description": "x"}, "options": {"timeout": 1500}, "streamResponse": true}`, nil)
+		fs := streamed(r, "/v1/sessions/{id}/act")
+		last := fs[len(fs)-1]
+		if last.Event == "finished" {
+			// An act that finds nothing may report it in its result.
+			Expect(last.Data.Data["result"]).To(HaveKeyWithValue("success", false))
+			return
+		}
+		Expect(last.Data.Data["error"]).NotTo(BeEmpty())
+	})
+
+	It("streams start when the header asks, reporting the session's phases", func() {
+		r := do(http.MethodPost, "/v1/sessions/start", p.key, `{"modelName": "openai/gpt-test"}`, map[string]string{"x-stream-response": "true"})
+		fs := streamed(r, "/v1/sessions/start")
+		last := fs[len(fs)-1]
+		Expect(last.Event).To(Equal("finished"))
+		Expect(keys(last.Data.Data["result"].(map[string]any))).To(ConsistOf("sessionId", "cdpUrl", "available"))
+		var logs []string
+		for _, f := range fs {
+			if f.Event == "running" {
+				logs = append(logs, f.Data.Data["message"].(map[string]any)["message"].(string))
+			}
+		}
+		Expect(logs).To(ContainElement(HavePrefix("session is Ready")))
+	})
+
+	It("cancels the operation when the client goes away", func(ctx SpecContext) {
+		text := pageText(p, id)
+		model.Enqueue(actAnswer(elementID(text, "button: Sign up"), "click").WithDelay(5 * time.Minute))
+		before := len(model.Requests())
+		callCtx, cancel := context.WithCancel(ctx)
+		done := make(chan response, 1)
+		go func() {
+			defer GinkgoRecover()
+			req, _ := http.NewRequestWithContext(callCtx, http.MethodPost, api.URL+"/v1/sessions/"+id+"/act",
+				strings.NewReader(fmt.Sprintf(`{"input": "click sign up", "options": {"model": %s}, "streamResponse": true}`, modelOption())))
+			req.Header.Set("x-svc-api-key", p.key)
+			resp, err := api.Client().Do(req)
+			if err == nil {
+				// Read the stream until the client goes away.
+				_, _ = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			}
+			done <- response{}
+		}()
+		// The act is waiting for the model.
+		Eventually(func() int { return len(model.Requests()) }).Should(BeNumerically(">", before))
+		cancel()
+		Eventually(done).Should(Receive())
+		// The runner runs one operation at a time: if the act were still
+		// waiting for its model, this would wait minutes behind it.
+		quick, cancelQuick := context.WithTimeout(ctx, 20*time.Second)
+		defer cancelQuick()
+		r := doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("list.html")), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+	})
+})
+
+var _ = Describe("shutdown", func() {
+	It("drains readiness, then ends a running stream with an error frame and a plain call with 503", func(ctx SpecContext) {
+		p := newProject(ctx)
+		id := startSession(p, "")
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		button := elementID(pageText(p, id), "button: Sign up")
+
+		srv := newAPIServer()
+		stopping := httptest.NewServer(srv)
+		defer stopping.Close()
+		call := func(body string) <-chan *http.Response {
+			out := make(chan *http.Response, 1)
+			go func() {
+				defer GinkgoRecover()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, stopping.URL+"/v1/sessions/"+id+"/act", strings.NewReader(body))
+				req.Header.Set("x-svc-api-key", p.key)
+				resp, err := stopping.Client().Do(req)
+				Expect(err).NotTo(HaveOccurred())
+				out <- resp
+			}()
+			return out
+		}
+		model.Enqueue(actAnswer(button, "click").WithDelay(5 * time.Minute))
+		before := len(model.Requests())
+		streamed := call(fmt.Sprintf(`{"input": "click sign up", "options": {"model": %s}, "streamResponse": true}`, modelOption()))
+		Eventually(func() int { return len(model.Requests()) }).Should(BeNumerically(">", before))
+		// A plain call queued behind it on the runner.
+		plainCall := call(`{"input": {"selector": "#email", "method": "click", "description": "x"}}`)
+
+		srv.Drain()
+		ready, err := stopping.Client().Get(stopping.URL + "/readyz")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ready.StatusCode).To(Equal(http.StatusServiceUnavailable))
+		_ = ready.Body.Close()
+
+		srv.Abort()
+		var resp *http.Response
+		Eventually(streamed).Should(Receive(&resp))
+		raw, err := io.ReadAll(resp.Body)
+		Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+		fs := frames(raw)
+		names := events(fs)
+		Expect(names[:2]).To(Equal([]string{"starting", "connected"}), "%s", raw)
+		Expect(names[len(names)-1]).To(Equal("error"), "%s", raw)
+		Expect(fs[len(fs)-1].Data.Data["error"]).To(ContainSubstring("shutting down"))
+
+		Eventually(plainCall).Should(Receive(&resp))
+		raw, err = io.ReadAll(resp.Body)
+		Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusServiceUnavailable), "%s", raw)
+		Expect(string(raw)).To(ContainSubstring("UNAVAILABLE"))
+
+		// The runner let both go: the session serves the next call at once.
+		quick, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		r = doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{}`, nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+	})
+})
+
+var _ = Describe("agentExecute", func() {
+	It("creates an AgentTask, keeps the model key out of it, and answers the task's failure", func(ctx SpecContext) {
+		p := newProject(ctx)
+		id := startSession(p, "")
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.key,
+			`{"agentConfig": {"model": {"modelName": "openai/gpt-test", "apiKey": "sk-agent-secret"}}, "executeOptions": {"instruction": "sign up", "maxSteps": 5}}`, nil)
+		Expect(r.status).To(Equal(http.StatusUnprocessableEntity), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
+		Expect(r.json()).To(HaveKeyWithValue("code", "AGENT_FAILED"))
+		Expect(r.json()["error"]).To(ContainSubstring("agent"))
+
+		var tasks v1alpha1.AgentTaskList
+		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.ns))).To(Succeed())
+		Expect(tasks.Items).To(HaveLen(1))
+		Expect(tasks.Items[0].Spec.SessionRef.Name).To(Equal(id))
+		raw, err := json.Marshal(tasks.Items[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(raw)).NotTo(ContainSubstring("sk-agent-secret"))
+
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.key,
+			`{"agentConfig": {}, "executeOptions": {"instruction": "sign up"}, "streamResponse": true}`, nil)
+		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
+		fs := frames(r.raw)
+		Expect(events(fs)[:2]).To(Equal([]string{"starting", "connected"}))
+		Expect(fs[len(fs)-1].Event).To(Equal("error"))
+	})
+})

@@ -1,0 +1,327 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apiserver_test holds the /v1 API to its contract end to end: the
+// real API server and manager against envtest's kube-apiserver, each runner
+// pod run as a real runner process with Debian's Chromium by the local
+// kubelet stand-in, and the scripted model server for model calls.
+package apiserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/server"
+	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
+	"github.com/browserfleet/browserfleet/server/metrics"
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/test/chromium"
+	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/test/localkubelet"
+)
+
+// runnerImage is the runner pods' image; the local kubelet runs the runner
+// binary the suite builds for it.
+const runnerImage = "registry.test/browserfleet/runner:test"
+
+var (
+	fw        = &framework.Framework{}
+	k8sClient client.Client
+	model     *llmtest.Server
+	api       *httptest.Server
+	apiServer *server.Server
+	registry  *prometheus.Registry
+	validator *serverv1.Validator
+	// pages serves the test pages that sessions browse.
+	pages *httptest.Server
+	// newAPIServer makes another API server over the same cache, for specs
+	// that stop theirs.
+	newAPIServer func() *server.Server
+
+	stopAPI, stopKubelet context.CancelFunc
+	apiDone, kubeletDone = make(chan struct{}), make(chan struct{})
+)
+
+func TestAPIServer(t *testing.T) {
+	if _, err := chromium.Path(); err != nil {
+		t.Fatalf("these tests drive a real browser: %v", err)
+	}
+	// The scripted model server needs the *testing.T: it fails the test on
+	// a request it has no reply for.
+	model = llmtest.NewServer(t)
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	RunSpecs(t, "API Server Suite")
+}
+
+var _ = BeforeSuite(func() {
+	dir := GinkgoT().TempDir()
+	runnerBin := filepath.Join(dir, "runner")
+	build := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner")
+	build.Dir = framework.RepoRoot()
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
+	chromiumPath, err := chromium.Path()
+	Expect(err).NotTo(HaveOccurred())
+
+	cfg := fw.Start()
+	k8sClient = framework.Client(cfg)
+
+	// The manager pod, as in a cluster.
+	opts := controllers.DefaultOptions()
+	opts.Runner.Image = runnerImage
+	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
+		return controllers.SetupWithManager(ctx, mgr, opts)
+	})
+
+	// The kubelet's part: each runner pod becomes a runner process.
+	kl, err := localkubelet.New(localkubelet.Options{
+		Config:    cfg,
+		StateDir:  filepath.Join(dir, "kubelet"),
+		Images:    map[string]localkubelet.Image{runnerImage: {Entrypoint: []string{runnerBin, "--log-format=text", "--chromium=" + chromiumPath, "--crash-exit-delay=1s"}}},
+		LogOutput: GinkgoWriter,
+		Logger:    ctrl.Log.WithName("kubelet"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	kctx, kcancel := context.WithCancel(context.Background())
+	stopKubelet = kcancel
+	go func() {
+		defer GinkgoRecover()
+		defer close(kubeletDone)
+		Expect(kl.Run(kctx)).To(Succeed())
+	}()
+
+	// The API pod, with the cache and wiring of cmd/api.
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 framework.Scheme(),
+		Cache:                  server.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	stopAPI = cancel
+	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
+	Expect(err).NotTo(HaveOccurred())
+	key, err := cdptoken.GenerateKey()
+	Expect(err).NotTo(HaveOccurred())
+	signer, err := cdptoken.NewSigner(key)
+	Expect(err).NotTo(HaveOccurred())
+	registry = prometheus.NewRegistry()
+	m, err := metrics.New(registry, mgr.GetClient())
+	Expect(err).NotTo(HaveOccurred())
+	newAPIServer = func() *server.Server {
+		s, err := server.New(server.Options{
+			Client:        mgr.GetClient(),
+			APIReader:     mgr.GetAPIReader(),
+			Cache:         mgr.GetCache(),
+			Authenticator: auth,
+			Logger:        ctrl.Log.WithName("http"),
+			Metrics:       m,
+			CDPSigner:     signer,
+		})
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		return s
+	}
+	apiServer = newAPIServer()
+	api = httptest.NewServer(apiServer)
+	go func() {
+		defer GinkgoRecover()
+		defer close(apiDone)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	Expect(mgr.GetCache().WaitForCacheSync(ctx)).To(BeTrue())
+
+	validator, err = serverv1.NewValidator()
+	Expect(err).NotTo(HaveOccurred())
+	pages = httptest.NewServer(http.FileServer(http.Dir(filepath.Join("testdata", "pages"))))
+})
+
+var _ = AfterSuite(func() {
+	if api != nil {
+		api.Close()
+	}
+	if pages != nil {
+		pages.Close()
+	}
+	if stopAPI != nil {
+		stopAPI()
+		<-apiDone
+	}
+	if stopKubelet != nil {
+		// Every runner process and its Chromium go with the kubelet.
+		stopKubelet()
+		<-kubeletDone
+	}
+	fw.Stop()
+})
+
+// project is a namespace with an API key.
+type project struct {
+	ns, key string
+}
+
+// newProject makes a project and waits until the API accepts its key.
+func newProject(ctx context.Context) project {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
+	ExpectWithOffset(1, k8sClient.Create(ctx, ns)).To(Succeed())
+	key, _, err := apikey.Create(ctx, k8sClient, ns.Name, "api test", nil)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	p := project{ns: ns.Name, key: key}
+	EventuallyWithOffset(1, func() int {
+		r := do(http.MethodGet, "/v1/sessions", p.key, "", nil)
+		return r.status
+	}).Should(Equal(http.StatusOK))
+	return p
+}
+
+// response is a finished request.
+type response struct {
+	status      int
+	contentType string
+	raw         []byte
+}
+
+// json decodes the reply into a map.
+func (r response) json() map[string]any {
+	var m map[string]any
+	ExpectWithOffset(1, json.Unmarshal(r.raw, &m)).To(Succeed(), "reply %s", r.raw)
+	return m
+}
+
+// data is the reply's data object.
+func (r response) data() map[string]any {
+	d, ok := r.json()["data"].(map[string]any)
+	ExpectWithOffset(1, ok).To(BeTrue(), "reply has no data object: %s", r.raw)
+	return d
+}
+
+// do makes one request.
+func do(method, path, key, body string, headers map[string]string) response {
+	return doCtx(context.Background(), method, path, key, body, headers)
+}
+
+func doCtx(ctx context.Context, method, path, key, body string, headers map[string]string) response {
+	req, err := http.NewRequestWithContext(ctx, method, api.URL+path, strings.NewReader(body))
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	if key != "" {
+		req.Header.Set("x-svc-api-key", key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := api.Client().Do(req)
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	return response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: raw}
+}
+
+// documented checks a reply against the OpenAPI document: the handlers may
+// answer only what it says they answer.
+func documented(method, pattern string, r response) {
+	ExpectWithOffset(1, validator.ValidateResponse(method, pattern, r.status, r.contentType, r.raw)).
+		To(Succeed(), "%s %s answered %d %s", method, pattern, r.status, r.raw)
+}
+
+// frame is one SSE frame.
+type frame struct {
+	Event string
+	Data  struct {
+		Data map[string]any `json:"data"`
+		Type string         `json:"type"`
+		ID   string         `json:"id"`
+	}
+}
+
+// frames parses an SSE body, skipping comments.
+func frames(raw []byte) []frame {
+	var out []frame
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var f frame
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			f.Event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			ExpectWithOffset(1, json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &f.Data)).To(Succeed(), "frame %q", line)
+		case line == "" && f.Event != "":
+			out = append(out, f)
+			f = frame{}
+		}
+	}
+	return out
+}
+
+// events lists the frames' event names.
+func events(fs []frame) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.Event
+	}
+	return out
+}
+
+// startSession starts a session over /v1 and returns its id.
+func startSession(p project, body string) string {
+	if body == "" {
+		body = `{"modelName": "openai/gpt-test"}`
+	}
+	r := do(http.MethodPost, "/v1/sessions/start", p.key, body, nil)
+	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "start: %s", r.raw)
+	return r.data()["sessionId"].(string)
+}
+
+// modelOption is a per-call model config that reaches the scripted server.
+func modelOption() string {
+	return fmt.Sprintf(`{"modelName": "openai/gpt-test", "baseURL": %q, "apiKey": "sk-test-key"}`, model.BaseURL(llmtest.OpenAI))
+}
+
+// pageURL is the URL of a test page.
+func pageURL(name string) string { return pages.URL + "/" + name }
+
+var _ = os.Getenv

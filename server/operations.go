@@ -67,14 +67,8 @@ type operation struct {
 // readySession looks up the session of a call and checks that it can take
 // operations. It answers the call itself when not.
 func (s *server) readySession(w http.ResponseWriter, r *http.Request, project apikey.Project) (*v1alpha1.BrowserSession, bool) {
-	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
-	if err != nil {
-		s.log.Error(err, "getting session", "namespace", project.Namespace)
-		writeInternal(w)
-		return nil, false
-	}
-	if bs == nil {
-		writeSessionNotFound(w)
+	bs, ok := s.pathSession(w, r, project)
+	if !ok {
 		return nil, false
 	}
 	if over(bs) {
@@ -236,13 +230,7 @@ func (s *server) act(w http.ResponseWriter, r *http.Request, project apikey.Proj
 	s.operate(w, r, project, operation{
 		name: "act", stream: stream, model: modelName(req.Request.Options.Model),
 		params: actParams(&req.Request),
-		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
-			res, err := c.Act(ctx, req.Request, onLog)
-			if err != nil {
-				return nil, rpc.Usage{}, err
-			}
-			return res.Result, res.Usage, nil
-		},
+		call:   forward(req.Request, (*rpc.Client).Act),
 	})
 }
 
@@ -255,16 +243,7 @@ func (s *server) observe(w http.ResponseWriter, r *http.Request, project apikey.
 	s.operate(w, r, project, operation{
 		name: "observe", stream: stream, model: modelName(req.Request.Options.Model),
 		params: observeParams(&req.Request),
-		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
-			res, err := c.Observe(ctx, req.Request, onLog)
-			if err != nil {
-				return nil, rpc.Usage{}, err
-			}
-			if res.Result == nil {
-				res.Result = []rpc.Action{}
-			}
-			return res.Result, res.Usage, nil
-		},
+		call:   forward(req.Request, (*rpc.Client).Observe),
 	})
 }
 
@@ -277,13 +256,7 @@ func (s *server) extract(w http.ResponseWriter, r *http.Request, project apikey.
 	s.operate(w, r, project, operation{
 		name: "extract", stream: stream, model: modelName(req.Request.Options.Model),
 		params: extractParams(&req.Request),
-		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
-			res, err := c.Extract(ctx, req.Request, onLog)
-			if err != nil {
-				return nil, rpc.Usage{}, err
-			}
-			return res.Result, res.Usage, nil
-		},
+		call:   forward(req.Request, (*rpc.Client).Extract),
 	})
 }
 
@@ -296,14 +269,23 @@ func (s *server) navigate(w http.ResponseWriter, r *http.Request, project apikey
 	s.operate(w, r, project, operation{
 		name: "navigate", stream: stream,
 		params: navigateParams(&req.Request),
-		call: func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
-			res, err := c.Navigate(ctx, req.Request, onLog)
-			if err != nil {
-				return nil, rpc.Usage{}, err
-			}
-			return res.Result, res.Usage, nil
-		},
+		call:   forward(req.Request, (*rpc.Client).Navigate),
 	})
+}
+
+// forward makes an operation's call from a runner client method.
+func forward[R, T any](req R, method func(*rpc.Client, context.Context, R, func(rpc.LogLine)) (*rpc.Result[T], error)) func(context.Context, *rpc.Client, func(rpc.LogLine)) (any, rpc.Usage, error) {
+	return func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+		res, err := method(c, ctx, req, onLog)
+		if err != nil {
+			return nil, rpc.Usage{}, err
+		}
+		// An empty list is [], never null: the document says array.
+		if actions, ok := any(res.Result).([]rpc.Action); ok && actions == nil {
+			return []rpc.Action{}, res.Usage, nil
+		}
+		return res.Result, res.Usage, nil
+	}
 }
 
 // decodeOperation reads and decodes an operation's body and decides whether

@@ -241,20 +241,14 @@ func (s *server) pruneReplay(ctx context.Context, key types.NamespacedName, newK
 
 // replay serves GET /v1/sessions/{id}/replay.
 func (s *server) replay(w http.ResponseWriter, r *http.Request, project apikey.Project) {
-	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
-	if err != nil {
-		s.log.Error(err, "getting session", "namespace", project.Namespace)
-		writeInternal(w)
-		return
-	}
-	if bs == nil {
-		writeSessionNotFound(w)
+	bs, ok := s.pathSession(w, r, project)
+	if !ok {
 		return
 	}
 	// The API server, not a cache: the API pod caches no ConfigMaps, and
 	// a call answered a moment ago must be in the replay.
 	cm := &corev1.ConfigMap{}
-	err = s.opts.APIReader.Get(r.Context(), types.NamespacedName{Namespace: bs.Namespace, Name: replayName(bs.Name)}, cm)
+	err := s.opts.APIReader.Get(r.Context(), types.NamespacedName{Namespace: bs.Namespace, Name: replayName(bs.Name)}, cm)
 	if client.IgnoreNotFound(err) != nil {
 		s.log.Error(err, "getting replay", "namespace", bs.Namespace, "session", bs.Name)
 		writeInternal(w)

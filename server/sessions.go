@@ -400,14 +400,8 @@ func (s *server) end(w http.ResponseWriter, r *http.Request, project apikey.Proj
 		writeIssues(w, "end takes no request body", []serverv1.Issue{{Path: "", Message: "request body must be empty"}})
 		return
 	}
-	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
-	if err != nil {
-		s.log.Error(err, "ending session", "namespace", project.Namespace)
-		writeInternal(w)
-		return
-	}
-	if bs == nil {
-		writeSessionNotFound(w)
+	bs, ok := s.pathSession(w, r, project)
+	if !ok {
 		return
 	}
 	if !bs.Spec.Ended {
@@ -438,16 +432,26 @@ func emptyBody(body []byte) bool {
 	return len(b) == 0 || string(b) == "{}"
 }
 
-// get serves GET /v1/sessions/{id}.
-func (s *server) get(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+// pathSession returns the project's session that the path names, or
+// answers 404 (or 500) itself.
+func (s *server) pathSession(w http.ResponseWriter, r *http.Request, project apikey.Project) (*v1alpha1.BrowserSession, bool) {
 	bs, err := s.lookup(r.Context(), project.Namespace, r.PathValue("id"))
 	if err != nil {
 		s.log.Error(err, "getting session", "namespace", project.Namespace)
 		writeInternal(w)
-		return
+		return nil, false
 	}
 	if bs == nil {
 		writeSessionNotFound(w)
+		return nil, false
+	}
+	return bs, true
+}
+
+// get serves GET /v1/sessions/{id}.
+func (s *server) get(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	bs, ok := s.pathSession(w, r, project)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, success{Success: true, Data: s.view(r, bs)})

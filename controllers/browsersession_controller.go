@@ -87,7 +87,6 @@ type BrowserSessionReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 
 // Reconcile brings one BrowserSession's runner in line with its spec.
 func (r *BrowserSessionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

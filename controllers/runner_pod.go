@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,6 +69,11 @@ type RunnerConfig struct {
 	NodeSelector     map[string]string
 	Tolerations      []corev1.Toleration
 	RuntimeClassName string
+	// ModelBaseURLs are the endpoints runners use, by provider, for a
+	// session whose model names none: a model gateway, or a self-hosted
+	// OpenAI-compatible server (vLLM, Ollama, LiteLLM) in place of the
+	// provider's own API.
+	ModelBaseURLs map[string]string
 }
 
 // DefaultRunnerConfig is the runner configuration the manager's flags default to.
@@ -95,6 +101,26 @@ func DefaultRunnerConfig() RunnerConfig {
 // AddFlags binds the runner configuration to command-line flags.
 func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Image, "runner-image", c.Image, "image of runner pods")
+	fs.Func("runner-model-base-url", "provider=URL: the endpoint runners use for that provider when a session's model names none (a model gateway, vLLM, Ollama); repeatable", func(s string) error {
+		provider, raw, ok := strings.Cut(s, "=")
+		if !ok || provider == "" {
+			return fmt.Errorf("want provider=URL, not %q", s)
+		}
+		switch provider {
+		case "openai", "anthropic", "google":
+		default:
+			return fmt.Errorf("unknown provider %q; want openai, anthropic or google", provider)
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%s: want an absolute http or https URL", provider)
+		}
+		if c.ModelBaseURLs == nil {
+			c.ModelBaseURLs = map[string]string{}
+		}
+		c.ModelBaseURLs[provider] = raw
+		return nil
+	})
 	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
 		switch p := corev1.PullPolicy(s); p {
 		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
@@ -205,11 +231,31 @@ func constructTokenSecret(session *v1alpha1.BrowserSession, token []byte) *corev
 	}
 }
 
+// effectiveSpec is the session's spec as its runner is to apply it: the
+// operator's endpoint for the model's provider filled in where the session
+// names none. The BrowserSession itself keeps what its author wrote.
+func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha1.BrowserSessionSpec {
+	if spec.Model.BaseURL != "" || len(cfg.ModelBaseURLs) == 0 {
+		return spec
+	}
+	provider := spec.Model.Provider
+	if provider == "" {
+		provider, _, _ = strings.Cut(spec.Model.Name, "/")
+	}
+	endpoint, ok := cfg.ModelBaseURLs[provider]
+	if !ok {
+		return spec
+	}
+	out := spec.DeepCopy()
+	out.Model.BaseURL = endpoint
+	return out
+}
+
 // constructRunnerPod builds a session's runner pod. The pod runs untrusted
 // web content, so it gets no API credentials, no privileges and no writable
 // root filesystem. The owner reference is set by the caller.
 func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*corev1.Pod, error) {
-	spec, err := json.Marshal(session.Spec)
+	spec, err := json.Marshal(effectiveSpec(&session.Spec, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("encoding session spec: %w", err)
 	}

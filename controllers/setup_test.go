@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"encoding/json"
+	"flag"
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	"github.com/browserfleet/browserfleet/test/wrappers"
+)
+
+// The Helm chart and config/ configure runner pods through these flags;
+// test/chart renders them and parses them with AddFlags.
+func TestOptionsFlags(t *testing.T) {
+	opts := DefaultOptions()
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	opts.AddFlags(fs)
+	err := fs.Parse([]string{
+		"--runner-image=registry.test/runner:v2",
+		"--runner-image-pull-policy=Always",
+		"--runner-command=/usr/bin/tini, --,/runner",
+		"--runner-args=--log-format=text",
+		"--runner-cpu-request=500m",
+		"--runner-memory-request=1Gi",
+		"--runner-cpu-limit=3",
+		"--runner-memory-limit=3Gi",
+		"--runner-shm-size=512Mi",
+		"--runner-tmp-size=4Gi",
+		"--runner-run-as-user=1001",
+		"--runner-termination-grace-period=20",
+		"--runner-node-selector=pool=browsers,kubernetes.io/arch=amd64",
+		`--runner-tolerations=[{"key":"pool","operator":"Exists","effect":"NoSchedule"},{"key":"d","operator":"Equal","value":"c","effect":"NoExecute","tolerationSeconds":300}]`,
+		"--runner-runtime-class=gvisor",
+		"--runner-model-base-url=openai=http://vllm.models:8000/v1",
+		"--runner-model-base-url=anthropic=https://gateway.example/anthropic",
+		"--session-default-timeout=15m",
+		"--session-max-timeout=2h",
+		"--session-ttl-after-ended=10m",
+		"--task-session-wait=45s",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultOptions()
+	want.Runner = RunnerConfig{
+		Image:           "registry.test/runner:v2",
+		ImagePullPolicy: corev1.PullAlways,
+		Command:         []string{"/usr/bin/tini", "--", "/runner"},
+		Args:            []string{"--log-format=text"},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("3Gi")},
+		},
+		ShmSize:                       resource.MustParse("512Mi"),
+		TmpSize:                       resource.MustParse("4Gi"),
+		RunAsUser:                     1001,
+		TerminationGracePeriodSeconds: 20,
+		NodeSelector:                  map[string]string{"pool": "browsers", "kubernetes.io/arch": "amd64"},
+		Tolerations: []corev1.Toleration{
+			{Key: "pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+			{Key: "d", Operator: corev1.TolerationOpEqual, Value: "c", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+		},
+		RuntimeClassName: "gvisor",
+		ModelBaseURLs:    map[string]string{"openai": "http://vllm.models:8000/v1", "anthropic": "https://gateway.example/anthropic"},
+	}
+	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
+	want.TaskSessionWait = 45 * time.Second
+	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+	if diff := cmp.Diff(want, opts, quantities); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	// The pod the options build carries them.
+	pod, err := constructRunnerPod(wrappers.MakeBrowserSession("s", "ns").Obj(), opts.Runner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ptr.Deref(pod.Spec.RuntimeClassName, ""); got != "gvisor" {
+		t.Errorf("runtime class %q", got)
+	}
+	if diff := cmp.Diff(want.Runner.Tolerations, pod.Spec.Tolerations); diff != "" {
+		t.Errorf("tolerations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Runner.NodeSelector, pod.Spec.NodeSelector); diff != "" {
+		t.Errorf("node selector (-want +got):\n%s", diff)
+	}
+}
+
+func TestOptionsFlagsRefuse(t *testing.T) {
+	for _, arg := range []string{
+		"--runner-image-pull-policy=Sometimes",
+		"--runner-cpu-request=two",
+		"--runner-shm-size=lots",
+		"--runner-node-selector=pool",
+		"--runner-tolerations=pool:NoSchedule",
+		"--session-max-timeout=1d",
+		"--runner-model-base-url=http://vllm:8000/v1",
+		"--runner-model-base-url=mistral=http://m:8000",
+		"--runner-model-base-url=openai=vllm:8000",
+	} {
+		t.Run(arg, func(t *testing.T) {
+			opts := DefaultOptions()
+			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			opts.AddFlags(fs)
+			if err := fs.Parse([]string{arg}); err == nil {
+				t.Errorf("%s was accepted", arg)
+			}
+		})
+	}
+}
+
+// The defaults leave runner pods unplaced: no node selector, tolerations
+// or runtime class unless the flags set them.
+func TestDefaultOptionsPlaceNothing(t *testing.T) {
+	r := DefaultOptions().Runner
+	if r.NodeSelector != nil || r.Tolerations != nil || r.RuntimeClassName != "" {
+		t.Errorf("default placement %v %v %q", r.NodeSelector, r.Tolerations, r.RuntimeClassName)
+	}
+	// Two option sets do not share their resource lists: the quantity flags
+	// write into them.
+	a, b := DefaultOptions(), DefaultOptions()
+	a.Runner.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("9")
+	if q := b.Runner.Resources.Requests[corev1.ResourceCPU]; q.Cmp(resource.MustParse("250m")) != 0 {
+		t.Errorf("defaults share their resource lists: %s", q.String())
+	}
+}
+
+// A session's runner gets the operator's endpoint for its model's provider
+// unless the session names one; the BrowserSession keeps what it says.
+func TestEffectiveSpecModelBaseURL(t *testing.T) {
+	cfg := RunnerConfig{ModelBaseURLs: map[string]string{"openai": "http://vllm:8000/v1"}}
+	for _, tc := range []struct {
+		name  string
+		model v1alpha1.ModelSpec
+		want  string
+	}{
+		{"provider from the name", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"}, "http://vllm:8000/v1"},
+		{"explicit provider", v1alpha1.ModelSpec{Name: "custom/llama", Provider: "openai"}, "http://vllm:8000/v1"},
+		{"the session's own endpoint wins", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", BaseURL: "https://mine.example/v1"}, "https://mine.example/v1"},
+		{"another provider", v1alpha1.ModelSpec{Name: "anthropic/claude-sonnet-4-5"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			session := wrappers.MakeBrowserSession("s", "ns").Obj()
+			session.Spec.Model = tc.model
+			orig := session.DeepCopy()
+			pod, err := constructRunnerPod(session, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec v1alpha1.BrowserSessionSpec
+			for _, e := range pod.Spec.Containers[0].Env {
+				if e.Name == rpc.EnvSession {
+					if err := json.Unmarshal([]byte(e.Value), &spec); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if diff := cmp.Diff(tc.want, spec.Model.BaseURL); diff != "" {
+				t.Errorf("runner's model endpoint (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(orig, session); diff != "" {
+				t.Errorf("the session changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

@@ -15,39 +15,22 @@ limitations under the License.
 */
 
 // Command manager runs the browserfleet controllers: BrowserSessions become
-// runner pods, AgentTasks are settled against their sessions.
+// runner pods, AgentTasks are settled against their sessions. Its wiring is
+// in cmd/manager/app, which the local dev stack runs too.
 package main
 
 import (
 	"flag"
 	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/cmd/manager/app"
 )
 
 func main() {
-	var (
-		metricsAddr    = ":8080"
-		metricsSecure  bool
-		probeAddr      = ":8081"
-		leaderElection bool
-		leaderElectNS  string
-	)
-	opts := controllers.DefaultOptions()
-	flag.StringVar(&metricsAddr, "metrics-bind-address", metricsAddr, "address of the metrics endpoint; 0 disables it")
-	flag.BoolVar(&metricsSecure, "metrics-secure", false, "serve metrics over HTTPS, to callers the cluster authorizes")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", probeAddr, "address of the /healthz and /readyz endpoints")
-	flag.BoolVar(&leaderElection, "leader-elect", false, "elect a leader, so that only one replica reconciles at a time")
-	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "namespace of the leader election lease (default: the pod's)")
+	opts := app.DefaultOptions()
 	opts.AddFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -55,42 +38,12 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		fatal(err, "building scheme")
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		fatal(err, "building scheme")
-	}
-
-	metrics := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure}
-	if metricsSecure {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         controllers.CacheOptions(),
-		Metrics:                       metrics,
-		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElection,
-		LeaderElectionID:              "browserfleet-manager.browserfleet.io",
-		LeaderElectionNamespace:       leaderElectNS,
-		LeaderElectionReleaseOnCancel: true,
-	})
-	if err != nil {
-		fatal(err, "creating manager")
-	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := controllers.SetupWithManager(ctx, mgr, opts); err != nil {
-		fatal(err, "setting up controllers")
+	mgr, err := app.New(ctx, ctrl.GetConfigOrDie(), opts)
+	if err != nil {
+		fatal(err, "setting up manager")
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		fatal(err, "adding health check")
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		fatal(err, "adding ready check")
-	}
-	log.Info("starting manager", "runnerImage", opts.Runner.Image)
+	log.Info("starting manager", "runnerImage", opts.Controllers.Runner.Image)
 	if err := mgr.Start(ctx); err != nil {
 		fatal(err, "running manager")
 	}

@@ -1,0 +1,297 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package app is the API pod's wiring: cmd/api runs it with its flags, and
+// the local dev stack (test/devstack) runs the same code in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/server"
+	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
+	"github.com/browserfleet/browserfleet/server/metrics"
+)
+
+// Options configure the API pod. AddFlags binds the first group to
+// cmd/api's flags; the rest are for processes that embed the API.
+type Options struct {
+	// ListenAddress serves the /v1 API, /healthz and /readyz.
+	ListenAddress string
+	// MetricsAddress is the metrics endpoint's address; "0" disables it.
+	MetricsAddress string
+	// MetricsSecure serves metrics over HTTPS to callers the cluster
+	// authorizes.
+	MetricsSecure bool
+	// StartTimeout bounds how long session start waits for the browser.
+	StartTimeout time.Duration
+	// MaxBodyBytes is the largest request body accepted.
+	MaxBodyBytes int64
+	// ShutdownGrace is how long in-flight requests may finish once ctx
+	// ends.
+	ShutdownGrace time.Duration
+	// CDPKeyFile holds the key that signs cdpUrl tokens; empty: a random
+	// key of this process.
+	CDPKeyFile string
+	// CDPKeyPreviousFile holds the previous key, accepted during rotation.
+	CDPKeyPreviousFile string
+	// CDPURLTTL bounds how long a cdpUrl may be used to connect.
+	CDPURLTTL time.Duration
+	// PublicURL is the base URL clients reach the API at; empty: the host
+	// of each request.
+	PublicURL string
+
+	// Listener, when set, is served instead of listening on ListenAddress:
+	// the dev stack binds its port before anything else starts.
+	Listener net.Listener
+	// Registry gets the API's metrics; default controller-runtime's
+	// registry, which the metrics endpoint serves. A process that runs the
+	// API more than once needs a registry per run.
+	Registry prometheus.Registerer
+	// Logger is the API's logger; default ctrl.Log.
+	Logger logr.Logger
+}
+
+// DefaultOptions are the defaults of cmd/api's flags.
+func DefaultOptions() Options {
+	return Options{
+		ListenAddress:  ":8000",
+		MetricsAddress: ":8080",
+		StartTimeout:   server.DefaultStartTimeout,
+		MaxBodyBytes:   server.DefaultMaxBodyBytes,
+		ShutdownGrace:  30 * time.Second,
+		CDPURLTTL:      server.DefaultCDPURLTTL,
+	}
+}
+
+// AddFlags binds the options to cmd/api's flags.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ListenAddress, "listen-address", o.ListenAddress, "address of the /v1 API, /healthz and /readyz")
+	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, "address of the metrics endpoint; 0 disables it")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, to callers the cluster authorizes")
+	fs.DurationVar(&o.StartTimeout, "start-timeout", o.StartTimeout, "how long session start waits for the browser to be ready")
+	fs.Int64Var(&o.MaxBodyBytes, "max-body-bytes", o.MaxBodyBytes, "largest request body accepted; larger ones get 413")
+	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", o.ShutdownGrace, "how long in-flight requests may finish after SIGTERM")
+	fs.StringVar(&o.CDPKeyFile, "cdp-signing-key-file", o.CDPKeyFile, "file holding the key that signs cdpUrl tokens (a mounted Secret, shared by every replica); empty: a random key per process, which only suits a single replica")
+	fs.StringVar(&o.CDPKeyPreviousFile, "cdp-signing-key-previous-file", o.CDPKeyPreviousFile, "file holding the previous signing key, still accepted while a rotation completes")
+	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
+	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
+}
+
+// Run serves the API against cfg until ctx ends, then drains: /readyz
+// fails at once, in-flight calls have ShutdownGrace to finish, and what
+// still runs then is aborted. It returns early with an error when serving
+// or the cache fails.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = ctrl.Log
+	}
+	if opts.Registry == nil {
+		opts.Registry = ctrlmetrics.Registry
+	}
+	log := opts.Logger.WithName("setup")
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	// The manager outlives the HTTP server: draining requests still read
+	// its cache. Hence its own context, cancelled after the drain.
+	mgrCtx, stopMgr := context.WithCancel(context.Background())
+	defer stopMgr()
+	handler, err := newHandler(mgrCtx, mgr, opts)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Addr:              opts.ListenAddress,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No WriteTimeout: start legitimately takes up to --start-timeout,
+		// and streamed replies longer; handlers bound their own work.
+		IdleTimeout: 2 * time.Minute,
+	}
+
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- serve(srv, opts.Listener) }()
+	log.Info("serving", "address", address(opts), "startTimeout", opts.StartTimeout, "maxBodyBytes", opts.MaxBodyBytes)
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", opts.ShutdownGrace)
+	case err := <-srvDone:
+		return fmt.Errorf("serving: %w", err)
+	case err := <-mgrDone:
+		if err == nil {
+			err = errors.New("manager stopped")
+		}
+		return fmt.Errorf("running manager: %w", err)
+	}
+	shutdown(srv, handler, opts.ShutdownGrace, log)
+	stopMgr()
+	if err := <-mgrDone; err != nil {
+		return fmt.Errorf("stopping manager: %w", err)
+	}
+	return nil
+}
+
+// newManager makes the API pod's manager: a cache and clients, no
+// controllers. No leader election: every API replica serves. The probes are
+// the server's own, on the API port, so the manager's are off.
+func newManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("building scheme: %w", err)
+	}
+	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddress, SecureServing: opts.MetricsSecure}
+	if opts.MetricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 opts.Logger,
+		Cache:                  server.CacheOptions(),
+		Metrics:                metricsOpts,
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// newHandler sets up the /v1 handler over the manager's cache. ctx is the
+// manager's: the authenticator's index lives as long as it.
+func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Server, error) {
+	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
+	if err != nil {
+		return nil, fmt.Errorf("setting up the authenticator: %w", err)
+	}
+	signer, err := cdpSigner(opts.CDPKeyFile, opts.CDPKeyPreviousFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the cdpUrl signing key: %w", err)
+	}
+	if opts.CDPKeyFile == "" {
+		opts.Logger.WithName("setup").Info("no --cdp-signing-key-file: cdpUrls are signed with a random key of this process, which other replicas refuse")
+	}
+	// The metrics server of the manager serves these, on its own port:
+	// they name projects and models, which is not for the API's callers.
+	m, err := metrics.New(opts.Registry, mgr.GetClient())
+	if err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
+	handler, err := server.New(server.Options{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Cache:         mgr.GetCache(),
+		Authenticator: auth,
+		StartTimeout:  opts.StartTimeout,
+		MaxBodyBytes:  opts.MaxBodyBytes,
+		Logger:        opts.Logger.WithName("http"),
+		Metrics:       m,
+		CDPSigner:     signer,
+		CDPURLTTL:     opts.CDPURLTTL,
+		PublicURL:     opts.PublicURL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the server: %w", err)
+	}
+	return handler, nil
+}
+
+// serve serves on l when set, else on srv.Addr. Run reads its result only
+// when serving failed, never after Shutdown.
+func serve(srv *http.Server, l net.Listener) error {
+	if l != nil {
+		return srv.Serve(l)
+	}
+	return srv.ListenAndServe()
+}
+
+func address(opts Options) string {
+	if opts.Listener != nil {
+		return opts.Listener.Addr().String()
+	}
+	return opts.ListenAddress
+}
+
+// shutdown stops accepting and waits for in-flight calls. /readyz fails at
+// once so that load balancers send no more; calls still running when the
+// grace has passed are aborted: plain calls answer 503, streams end with an
+// error frame, CDP connections close (a start whose client is cut off ends
+// the session it made).
+func shutdown(srv *http.Server, handler *server.Server, grace time.Duration, log logr.Logger) {
+	handler.Drain()
+	graceCtx, cancelGrace := context.WithTimeout(context.Background(), grace)
+	defer cancelGrace()
+	go func() {
+		<-graceCtx.Done()
+		handler.Abort()
+	}()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace+10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Error(err, "graceful shutdown incomplete; closing connections")
+		_ = srv.Close()
+	}
+	// Hijacked connections (CDP) are not Shutdown's to wait for.
+	handler.Abort()
+}
+
+// cdpSigner loads the cdpUrl signing keys, or makes a random one.
+func cdpSigner(current, previous string) (*cdptoken.Signer, error) {
+	var key []byte
+	var err error
+	if current == "" {
+		key, err = cdptoken.GenerateKey()
+	} else {
+		key, err = cdptoken.LoadKey(current)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var prev [][]byte
+	if previous != "" {
+		p, err := cdptoken.LoadKey(previous)
+		if err != nil {
+			return nil, err
+		}
+		prev = append(prev, p)
+	}
+	return cdptoken.NewSigner(key, prev...)
+}

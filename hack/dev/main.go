@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command dev runs the whole service on this machine (test/devstack): a
+// control plane, the manager, the /v1 API and a runner process with
+// Chromium per session, until Ctrl-C or SIGTERM. `make dev` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/test/devstack"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	opts := devstack.Options{}
+	flag.StringVar(&opts.Dir, "dir", envOr("DEV_DIR", devstack.DefaultDir), "state directory: etcd data, keys, logs (env DEV_DIR)")
+	flag.StringVar(&opts.APIAddress, "api-address", envOr("DEV_API_ADDRESS", devstack.DefaultAPIAddress), "address the /v1 API listens on (env DEV_API_ADDRESS)")
+	flag.StringVar(&opts.RunnerBinary, "runner", "", "runner binary (default: bin/runner of the repository)")
+	// The manager's own flag parses the endpoints, so that they are checked
+	// as in a cluster.
+	runner := controllers.DefaultRunnerConfig()
+	runnerFlags := flag.NewFlagSet("runner", flag.ContinueOnError)
+	runner.AddFlags(runnerFlags)
+	modelBaseURL := func(v string) error {
+		for _, one := range strings.Split(v, ",") {
+			if one = strings.TrimSpace(one); one != "" {
+				if err := runnerFlags.Set("runner-model-base-url", one); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	flag.Func("model-base-url", "provider=URL: the endpoint runners use for that provider when a session names none, e.g. openai=http://127.0.0.1:11434/v1 for Ollama; repeatable (env DEV_MODEL_BASE_URL, comma-separated)", modelBaseURL)
+	if v := os.Getenv("DEV_MODEL_BASE_URL"); v != "" {
+		if err := modelBaseURL(v); err != nil {
+			fmt.Fprintf(os.Stderr, "DEV_MODEL_BASE_URL: %v\n", err)
+			return 2
+		}
+	}
+	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
+	flag.Parse()
+
+	opts.ModelBaseURLs = runner.ModelBaseURLs
+	log := newLogger(os.Stderr, *verbosity)
+	opts.Logger = log
+	// controller-runtime and client-go log through globals too.
+	ctrl.SetLogger(log)
+	klog.SetLogger(log.WithName("client-go"))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stack, err := devstack.Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		return 1
+	}
+	if err := welcome(os.Stdout, stack); err != nil {
+		log.Error(err, "printing the env file")
+	}
+
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-stack.Failed():
+		log.Error(err, "the dev stack is broken; stopping it")
+		code = 1
+	}
+	// From here a second Ctrl-C kills at once.
+	stop()
+	log.Info("stopping (Ctrl-C again to kill at once)")
+	if err := stack.Stop(); err != nil {
+		log.Error(err, "stopping the dev stack")
+		return 1
+	}
+	return code
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// welcome prints the env file and what to try.
+func welcome(w io.Writer, stack *devstack.Stack) error {
+	env, err := os.ReadFile(stack.EnvPath())
+	if err != nil {
+		return err
+	}
+	envPath := relative(stack.EnvPath())
+	fmt.Fprintf(w, "\nThe browserfleet dev stack is up. %s:\n\n%s\n", envPath, env)
+	fmt.Fprintf(w, "Try it:\n\n%s\n", strings.ReplaceAll(tryIt, "ENV", envPath))
+	fmt.Fprintf(w, "Runner logs: %s. Ctrl-C stops everything; the state stays in %s for the next run (remove it to start afresh).\n\n",
+		relative(filepath.Join(stack.Dir(), "kubelet", "logs")), relative(stack.Dir()))
+	return nil
+}
+
+// tryIt starts a session, navigates and ends it; ENV is the env file.
+const tryIt = `  source ENV
+  ID=$(curl -s -X POST "$BROWSERFLEET_API_URL/v1/sessions/start" \
+    -H "x-svc-api-key: $BROWSERFLEET_API_KEY" -H 'Content-Type: application/json' \
+    -d '{"modelName":"openai/gpt-4.1-mini"}' | grep -o '"sessionId":"[^"]*"' | cut -d'"' -f4); echo "$ID"
+  curl -s -X POST "$BROWSERFLEET_API_URL/v1/sessions/$ID/navigate" \
+    -H "x-svc-api-key: $BROWSERFLEET_API_KEY" -H 'Content-Type: application/json' \
+    -d '{"url":"data:text/html,<h1>hi</h1>"}'; echo
+  curl -s -X POST "$BROWSERFLEET_API_URL/v1/sessions/$ID/end" -H "x-svc-api-key: $BROWSERFLEET_API_KEY"; echo
+  kubectl get browsersessions
+`
+
+// relative shortens path to the working directory's view of it.
+func relative(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}

@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package devstack
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/browserfleet/browserfleet/test/chromium"
+)
+
+// checkPrerequisites checks what the stack needs before anything starts,
+// so that each problem fails with one line saying how to fix it. It holds
+// Dir's lock and the API's port from here on.
+func (s *Stack) checkPrerequisites() error {
+	if err := os.MkdirAll(s.opts.Dir, 0o755); err != nil {
+		return fmt.Errorf("creating the state directory: %w", err)
+	}
+	checks := []func() error{
+		s.lockDir,
+		s.listen,
+		s.checkAssets,
+		s.checkChromium,
+		s.checkRunner,
+		s.checkStrays,
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockDir takes Dir's lock: two stacks on one etcd data directory would
+// wreck it.
+func (s *Stack) lockDir() error {
+	path := filepath.Join(s.opts.Dir, "lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("opening the lock of %s: %w", s.opts.Dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("another dev stack (pid %s) uses %s: stop it first, or set DEV_DIR to another directory", strings.TrimSpace(string(holder)), s.opts.Dir)
+		}
+		return fmt.Errorf("locking %s: %w", s.opts.Dir, err)
+	}
+	s.lock = f
+	// The pid is for the message above; the lock is the flock.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return nil
+}
+
+// listen binds the API's address now, before the control plane starts, so
+// that a busy port fails at once, and no one takes it meanwhile.
+func (s *Stack) listen() error {
+	l, err := net.Listen("tcp", s.opts.APIAddress)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("port %s is in use: stop what uses it, or set DEV_API_ADDRESS (e.g. DEV_API_ADDRESS=127.0.0.1:8001)", portOf(s.opts.APIAddress))
+		}
+		return fmt.Errorf("listening on %s: %w (set DEV_API_ADDRESS to another address)", s.opts.APIAddress, err)
+	}
+	s.listener = l
+	s.apiURL = "http://" + dialAddress(l.Addr().(*net.TCPAddr))
+	return nil
+}
+
+func portOf(address string) string {
+	if _, port, err := net.SplitHostPort(address); err == nil {
+		return port
+	}
+	return address
+}
+
+// dialAddress is where clients reach a listener: a wildcard address is
+// reached on loopback.
+func dialAddress(a *net.TCPAddr) string {
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+func (s *Stack) checkAssets() error {
+	for _, name := range []string{"kube-apiserver", "etcd", "kubectl"} {
+		if !isExecutable(filepath.Join(s.opts.AssetsDir, name)) {
+			return fmt.Errorf("envtest binaries missing (no %s in %s): run `make envtest`", name, s.opts.AssetsDir)
+		}
+	}
+	return nil
+}
+
+func (s *Stack) checkChromium() error {
+	if s.opts.ChromiumPath == "" {
+		p, err := chromium.Path()
+		if err != nil {
+			return fmt.Errorf("chromium missing: %w", err)
+		}
+		s.opts.ChromiumPath = p
+	}
+	if !isExecutable(s.opts.ChromiumPath) {
+		return fmt.Errorf("chromium missing: %s is not an executable; apt-get install chromium, or set CHROMIUM to the browser's path", s.opts.ChromiumPath)
+	}
+	return nil
+}
+
+func (s *Stack) checkRunner() error {
+	if !isExecutable(s.opts.RunnerBinary) {
+		return fmt.Errorf("runner binary missing (%s): run `make build`", s.opts.RunnerBinary)
+	}
+	return nil
+}
+
+// checkStrays stops the control plane of an earlier run on Dir that was
+// killed outright: its etcd holds the data directory, so a new one would
+// never start. Dir's lock shows that no live stack owns it.
+func (s *Stack) checkStrays() error {
+	pids := strayControlPlane(s.etcdDir())
+	if len(pids) == 0 {
+		return nil
+	}
+	s.log.Info("stopping the control plane an earlier run left behind", "pids", pids)
+	left := terminate(pids, strayStopTimeout)
+	if len(left) == 0 {
+		return nil
+	}
+	list := strings.Trim(fmt.Sprint(left), "[]")
+	return fmt.Errorf("the control plane of an earlier run still runs on %s (pids %s): stop it with `kill -9 %s`", s.opts.Dir, list, list)
+}
+
+// strayStopTimeout is how long strays get for SIGTERM, and then SIGKILL:
+// a kube-apiserver whose etcd is gone ignores SIGTERM for minutes.
+const strayStopTimeout = 5 * time.Second
+
+// terminate sends SIGTERM to pids, SIGKILL to those alive after timeout,
+// and returns those that still live after another timeout.
+func terminate(pids []int, timeout time.Duration) []int {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, sig)
+		}
+		deadline := time.Now().Add(timeout)
+		for len(pids) > 0 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			pids = slices.DeleteFunc(pids, func(pid int) bool { return !alive(pid) })
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+	}
+	return pids
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}

@@ -22,11 +22,12 @@ generate: ## Generate deepcopy code.
 manifests: ## Generate CRDs and RBAC.
 	$(CONTROLLER_GEN) rbac:roleName=browserfleet-manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	cp config/crd/bases/*.yaml charts/browserfleet/crds/
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail when generated files are not current.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit the result"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { git status --porcelain -- api config; echo "generated files are not committed"; exit 1; }
+	@git diff --exit-code -- api config charts/browserfleet/crds || { echo "generated files are stale: run 'make generate manifests' and commit the result"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts/browserfleet/crds)" || { git status --porcelain -- api config charts/browserfleet/crds; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -57,6 +58,44 @@ build: ## Build the binaries into bin/.
 .PHONY: run
 run: manifests ## Run the manager against the cluster of the current kubeconfig.
 	go run ./cmd/manager
+
+##@ Images and chart
+
+IMG_CONTROLLER ?= ghcr.io/browserfleet/browserfleet:v0.1.0
+IMG_RUNNER ?= ghcr.io/browserfleet/runner:v0.1.0
+VERSION ?= v0.1.0
+CONTAINER_TOOL ?= docker
+HELM ?= go run helm.sh/helm/v4/cmd/helm@v4.3.1
+
+.PHONY: docker-build
+docker-build: ## Build the controller (manager, API, bfkeys) and runner images.
+	$(CONTAINER_TOOL) build --target controller --build-arg VERSION=$(VERSION) -t $(IMG_CONTROLLER) .
+	$(CONTAINER_TOOL) build --target runner --build-arg VERSION=$(VERSION) -t $(IMG_RUNNER) .
+
+.PHONY: docker-push
+docker-push: ## Push both images.
+	$(CONTAINER_TOOL) push $(IMG_CONTROLLER)
+	$(CONTAINER_TOOL) push $(IMG_RUNNER)
+
+.PHONY: helm-lint
+helm-lint: ## Lint the Helm chart.
+	$(HELM) lint --strict charts/browserfleet
+
+##@ Local dev stack
+
+# `make dev` runs the whole service on this machine, no cluster needed:
+# kube-apiserver and etcd, the manager, the /v1 API on DEV_API_ADDRESS and a
+# runner process with Chromium per session (hack/dev, test/devstack). State
+# (etcd data, the API key, logs) stays in DEV_DIR across runs; `source
+# $(DEV_DIR)/env` sets BROWSERFLEET_API_URL, BROWSERFLEET_API_KEY and
+# KUBECONFIG. Ctrl-C stops everything.
+DEV_DIR ?= .dev
+DEV_API_ADDRESS ?= 127.0.0.1:8000
+
+.PHONY: dev
+dev: envtest build ## Run the whole service locally until Ctrl-C (state in DEV_DIR, API on DEV_API_ADDRESS).
+	go build -o bin/dev ./hack/dev
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) DEV_DIR=$(DEV_DIR) DEV_API_ADDRESS=$(DEV_API_ADDRESS) exec bin/dev
 
 .PHONY: help
 help:

@@ -1,0 +1,305 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chart_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
+	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
+	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/test/wrappers"
+)
+
+// quantities compares resource quantities by value (2 equals 2000m).
+var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+
+// parseFlags parses args with a binary's flag set plus controller-runtime's
+// zap flags, which both mains add. Any arg the binary does not know fails.
+func parseFlags(name string, add func(*flag.FlagSet), args []string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	add(fs)
+	(&zap.Options{}).BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%s %v: %w", name, args, err)
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%s: stray arguments %v", name, fs.Args())
+	}
+	return nil
+}
+
+// managerOptions renders the chart and parses the manager's args with
+// cmd/manager's flags.
+func managerOptions(vals map[string]any) managerapp.Options {
+	GinkgoHelper()
+	r, err := Render("bf", "bf-system", vals)
+	Expect(err).NotTo(HaveOccurred())
+	args, err := ContainerArgs(Find(r.Objects, "Deployment", "bf-browserfleet-manager"), "manager")
+	Expect(err).NotTo(HaveOccurred())
+	return managerOptionsFromArgs(args)
+}
+
+// managerOptionsFromArgs parses args with cmd/manager's flags.
+func managerOptionsFromArgs(args []string) managerapp.Options {
+	GinkgoHelper()
+	opts := managerapp.DefaultOptions()
+	Expect(parseFlags("manager", opts.AddFlags, args)).To(Succeed())
+	return opts
+}
+
+// apiOptions renders the chart and parses the API's args with cmd/api's
+// flags.
+func apiOptions(vals map[string]any) (apiapp.Options, *Rendered) {
+	GinkgoHelper()
+	r, err := Render("bf", "bf-system", vals)
+	Expect(err).NotTo(HaveOccurred())
+	args, err := ContainerArgs(Find(r.Objects, "Deployment", "bf-browserfleet-api"), "api")
+	Expect(err).NotTo(HaveOccurred())
+	opts := apiapp.DefaultOptions()
+	Expect(parseFlags("api", opts.AddFlags, args)).To(Succeed())
+	return opts, r
+}
+
+// runnerValuesOptions is what testdata/values-runner.yaml says, as the
+// controllers' options.
+func runnerValuesOptions() controllers.Options {
+	want := controllers.DefaultOptions()
+	want.Runner.Image = "registry.example.com/browserfleet/runner:v9.9.9"
+	want.Runner.ImagePullPolicy = corev1.PullAlways
+	want.Runner.Command = []string{"/usr/bin/tini", "--", "/usr/local/bin/runner"}
+	want.Runner.Args = []string{"--log-format=text", "--crash-exit-delay=5s"}
+	want.Runner.Resources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("3Gi")},
+	}
+	want.Runner.ShmSize = resource.MustParse("512Mi")
+	want.Runner.TmpSize = resource.MustParse("4Gi")
+	want.Runner.RunAsUser = 1001
+	want.Runner.TerminationGracePeriodSeconds = 20
+	want.Runner.NodeSelector = map[string]string{"browserfleet.io/pool": "browsers", "kubernetes.io/arch": "amd64"}
+	want.Runner.Tolerations = []corev1.Toleration{
+		{Key: "browserfleet.io/browsers", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "chromium", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	}
+	want.Runner.RuntimeClassName = "gvisor"
+	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
+	want.TaskSessionWait = 45 * time.Second
+	return want
+}
+
+var _ = Describe("the manager's flags", func() {
+	It("default to the controllers' own defaults", func() {
+		opts := managerOptions(nil)
+		Expect(cmp.Diff(controllers.DefaultOptions(), opts.Controllers, quantities)).To(BeEmpty(), "the chart's runner and session defaults differ from the manager's (-manager +chart)")
+		Expect(opts.LeaderElection).To(BeTrue())
+		Expect(opts.MetricsSecure).To(BeTrue())
+		Expect(opts.MetricsAddress).To(Equal(":8443"))
+		Expect(opts.ProbeAddress).To(Equal(":8081"))
+	})
+
+	It("carry the runner pod template of the values", func() {
+		vals, err := ValuesFile("values-runner.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts := managerOptions(vals)
+		Expect(cmp.Diff(runnerValuesOptions(), opts.Controllers, quantities)).To(BeEmpty(), "(-values +flags)")
+	})
+
+	It("turn leader election and metrics off when the values do", func() {
+		vals, err := ValuesFile("values-minimal.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts := managerOptions(vals)
+		Expect(opts.LeaderElection).To(BeFalse())
+		Expect(opts.MetricsAddress).To(Equal("0"))
+	})
+
+	It("build the runner pod of the values", func(ctx SpecContext) {
+		vals, err := ValuesFile("values-runner.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts := managerOptions(vals)
+		// Admission refuses pods whose RuntimeClass does not exist.
+		err = k8sClient.Create(ctx, &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "gvisor"}, Handler: "runsc"})
+		if !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		startControllers(opts.Controllers)
+
+		ns := newNamespace(ctx, "")
+		session := wrappers.MakeBrowserSession("values", ns).Obj()
+		Expect(k8sClient.Create(ctx, session)).To(Succeed())
+		pod := &corev1.Pod{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.RunnerPodName(session.Name)}, pod)
+		}).Should(Succeed())
+
+		want := runnerValuesOptions().Runner
+		Expect(pod.Spec.RuntimeClassName).To(Equal(ptr.To(want.RuntimeClassName)))
+		Expect(pod.Spec.NodeSelector).To(Equal(want.NodeSelector))
+		// Admission adds the not-ready and unreachable tolerations.
+		Expect(pod.Spec.Tolerations).To(ContainElements(want.Tolerations))
+		Expect(pod.Spec.TerminationGracePeriodSeconds).To(Equal(ptr.To(want.TerminationGracePeriodSeconds)))
+		Expect(pod.Spec.SecurityContext.RunAsUser).To(Equal(ptr.To(want.RunAsUser)))
+		Expect(pod.Spec.AutomountServiceAccountToken).To(Equal(ptr.To(false)))
+		c := pod.Spec.Containers[0]
+		Expect(c.Image).To(Equal(want.Image))
+		Expect(c.ImagePullPolicy).To(Equal(want.ImagePullPolicy))
+		Expect(c.Command).To(Equal(want.Command))
+		Expect(c.Args).To(Equal(want.Args))
+		Expect(cmp.Diff(want.Resources, c.Resources, quantities)).To(BeEmpty())
+		sizes := map[string]resource.Quantity{}
+		for _, v := range pod.Spec.Volumes {
+			if v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil {
+				sizes[v.Name] = *v.EmptyDir.SizeLimit
+			}
+		}
+		Expect(cmp.Diff(map[string]resource.Quantity{"dshm": want.ShmSize, "tmp": want.TmpSize}, sizes, quantities)).To(BeEmpty())
+
+		// The session's lifetime is the values' default timeout.
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(session), session)).To(Succeed())
+			g.Expect(session.Status.ExpiresAt).NotTo(BeNil())
+			g.Expect(session.Status.ExpiresAt.Sub(session.CreationTimestamp.Time)).To(Equal(15 * time.Minute))
+		}).Should(Succeed())
+	})
+})
+
+// startControllers runs the manager's controllers with opts against envtest
+// until the spec ends.
+func startControllers(opts controllers.Options) {
+	GinkgoHelper()
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                 framework.Scheme(),
+		Cache:                  controllers.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	Expect(controllers.SetupWithManager(ctx, mgr, opts)).To(Succeed())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	DeferCleanup(func() {
+		cancel()
+		Expect(<-done).To(Succeed())
+	})
+}
+
+var _ = Describe("the API's flags", func() {
+	It("parse, and name the mounted signing key, which loads", func() {
+		opts, r := apiOptions(nil)
+		Expect(opts.ListenAddress).To(Equal(":8000"))
+		Expect(opts.MetricsAddress).To(Equal(":8443"))
+		Expect(opts.MetricsSecure).To(BeTrue())
+		Expect(opts.CDPKeyFile).To(Equal("/etc/browserfleet/cdp-signing-key/key"))
+		Expect(opts.CDPKeyPreviousFile).To(BeEmpty())
+		defaults := apiapp.DefaultOptions()
+		Expect(opts.StartTimeout).To(Equal(defaults.StartTimeout))
+		Expect(opts.MaxBodyBytes).To(Equal(defaults.MaxBodyBytes))
+		Expect(opts.ShutdownGrace).To(Equal(defaults.ShutdownGrace))
+		Expect(opts.CDPURLTTL).To(Equal(defaults.CDPURLTTL))
+
+		deploy := Find(r.Objects, "Deployment", "bf-browserfleet-api")
+		Expect(mountedFile(deploy, "api", opts.CDPKeyFile)).To(Equal("bf-browserfleet-cdp-signing-key/key"))
+		secret := toTyped[corev1.Secret](Find(r.Objects, "Secret", "bf-browserfleet-cdp-signing-key"))
+		path := filepath.Join(GinkgoT().TempDir(), "key")
+		Expect(os.WriteFile(path, secret.Data["key"], 0o600)).To(Succeed())
+		key, err := cdptoken.LoadKey(path)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(key).To(HaveLen(32))
+		_, err = cdptoken.NewSigner(key)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("take an existing signing key, the previous one and the public URL", func() {
+		vals, err := ValuesFile("values-all.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts, r := apiOptions(vals)
+		Expect(opts.PublicURL).To(Equal("https://browserfleet.example.com"))
+		deploy := Find(r.Objects, "Deployment", "bf-browserfleet-api")
+		Expect(mountedFile(deploy, "api", opts.CDPKeyFile)).To(Equal("cdp-key-2/key"))
+		Expect(mountedFile(deploy, "api", opts.CDPKeyPreviousFile)).To(Equal("cdp-key-1/key"))
+		Expect(Find(r.Objects, "Secret", "bf-browserfleet-cdp-signing-key")).To(BeNil())
+	})
+})
+
+// mountedFile says which Secret and key the container sees at path, as
+// "secret/key".
+func mountedFile(deploy *unstructured.Unstructured, container, path string) string {
+	GinkgoHelper()
+	d := toTyped[appsv1.Deployment](deploy)
+	volumes := map[string]corev1.Volume{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != container {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			rel, err := filepath.Rel(m.MountPath, path)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			v := volumes[m.Name]
+			Expect(v.Secret).NotTo(BeNil(), "volume %s is no Secret", m.Name)
+			for _, item := range v.Secret.Items {
+				if item.Path == rel {
+					return v.Secret.SecretName + "/" + item.Key
+				}
+			}
+			return v.Secret.SecretName + "/" + rel
+		}
+	}
+	Fail(fmt.Sprintf("no volume mounted at %s in %s", path, container))
+	return ""
+}
+
+// toTyped converts a rendered object into its Go type.
+func toTyped[T any](u *unstructured.Unstructured) *T {
+	GinkgoHelper()
+	Expect(u).NotTo(BeNil())
+	out := new(T)
+	Expect(runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, out, true)).To(Succeed())
+	return out
+}

@@ -31,7 +31,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +45,7 @@ import (
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/test/devstack"
+	"github.com/browserfleet/browserfleet/test/procs"
 )
 
 // runnerBin is the runner the suite builds, as `make build` would.
@@ -117,10 +117,10 @@ func TestStack(t *testing.T) {
 	// A session that runs when the stack stops: its runner and Chromium
 	// must go with the stack, as must the control plane.
 	live := api.startSession(t)
-	procs := stackProcesses(t, stack, k8s, live)
+	ps := stackProcesses(t, stack, k8s, live)
 	stop(t, stack)
-	for _, p := range procs {
-		if running(p.pid) {
+	for _, p := range ps {
+		if procs.Running(p.pid) {
 			t.Errorf("%s (pid %d) still runs after Stop", p.name, p.pid)
 		}
 	}
@@ -376,11 +376,11 @@ func stackProcesses(t *testing.T, stack *devstack.Stack, c client.Client, id str
 	if !ok {
 		t.Fatalf("runner of session %s is not running", id)
 	}
-	procs := []proc{{"runner", runner}}
+	ps := []proc{{"runner", runner}}
 	browser := 0
-	for _, pid := range sessionMembers(runner) {
+	for _, pid := range procs.SessionMembers(runner) {
 		if pid != runner {
-			procs = append(procs, proc{"browser process", pid})
+			ps = append(ps, proc{"browser process", pid})
 			browser++
 		}
 	}
@@ -391,75 +391,21 @@ func stackProcesses(t *testing.T, stack *devstack.Stack, c client.Client, id str
 	if len(cp) != 2 {
 		t.Fatalf("control plane processes %v, want etcd and kube-apiserver", cp)
 	}
-	return append(procs, cp...)
-}
-
-// sessionMembers lists the processes of the session sid: a runner's pod
-// is its session, Chromium's processes included.
-func sessionMembers(sid int) []int {
-	var pids []int
-	forEachProc(func(pid int, fields []string) {
-		if len(fields) > 3 && fields[3] == strconv.Itoa(sid) {
-			pids = append(pids, pid)
-		}
-	})
-	return pids
+	return append(ps, cp...)
 }
 
 // children lists this process's etcd and kube-apiserver children.
 func children() []proc {
-	var procs []proc
-	forEachProc(func(pid int, fields []string) {
+	var ps []proc
+	procs.ForEach(func(pid int, fields []string) {
 		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) && fields[0] != "Z" {
 			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 			if name := filepath.Base(exe); name == "etcd" || name == "kube-apiserver" {
-				procs = append(procs, proc{name, pid})
+				ps = append(ps, proc{name, pid})
 			}
 		}
 	})
-	return procs
-}
-
-// forEachProc calls f with each process's stat fields after the command
-// name: state, ppid, pgrp, session, ...
-func forEachProc(f func(pid int, fields []string)) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if fields := statFields(pid); fields != nil {
-			f(pid, fields)
-		}
-	}
-}
-
-func statFields(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(s[i+1:])
-}
-
-// running reports whether pid is a live process: kill(pid, 0) fails with
-// ESRCH once it is gone. A zombie is dead too; whoever inherited it (PID 1
-// of a container need not reap) has not collected it yet.
-func running(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	fields := statFields(pid)
-	return fields != nil && fields[0] != "Z" && fields[0] != "X"
+	return ps
 }
 
 // keepLogsOnFailure prints the runners' logs when the test fails, before

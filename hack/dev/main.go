@@ -96,8 +96,16 @@ func run() int {
 		log.Error(err, "the dev stack is broken; stopping it")
 		code = 1
 	}
-	// From here a second Ctrl-C kills at once.
+	// From here a second Ctrl-C kills at once, the control plane included.
 	stop()
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-again
+		log.Info("killing the dev stack")
+		stack.Kill()
+		os.Exit(130)
+	}()
 	log.Info("stopping (Ctrl-C again to kill at once)")
 	if err := stack.Stop(); err != nil {
 		log.Error(err, "stopping the dev stack")

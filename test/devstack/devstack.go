@@ -50,6 +50,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -267,6 +268,16 @@ func (s *Stack) Failed() <-chan error { return s.failed }
 func (s *Stack) Stop() error {
 	s.stopOnce.Do(func() { s.stopResult = s.stop() })
 	return s.stopResult
+}
+
+// Kill ends the stack at once, for a second Ctrl-C: SIGKILL to its etcd
+// and kube-apiserver, which envtest started as children of their own. The
+// runner processes need nothing: the kernel kills them when this process
+// exits (their parent-death signal). The state in Dir stays as it was.
+func (s *Stack) Kill() {
+	for _, pid := range strayControlPlane(s.etcdDir()) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 func (s *Stack) stop() error {

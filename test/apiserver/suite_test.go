@@ -55,6 +55,7 @@ import (
 	"github.com/browserfleet/browserfleet/test/chromium"
 	"github.com/browserfleet/browserfleet/test/framework"
 	"github.com/browserfleet/browserfleet/test/localkubelet"
+	testpages "github.com/browserfleet/browserfleet/test/pages"
 )
 
 // runnerImage is the runner pods' image; the local kubelet runs the runner
@@ -172,7 +173,7 @@ var _ = BeforeSuite(func() {
 
 	validator, err = serverv1.NewValidator()
 	Expect(err).NotTo(HaveOccurred())
-	pages = httptest.NewServer(http.FileServer(http.Dir(filepath.Join("testdata", "pages"))))
+	pages = testpages.Serve()
 })
 
 var _ = AfterSuite(func() {

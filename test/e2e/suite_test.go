@@ -49,6 +49,7 @@ import (
 	"github.com/browserfleet/browserfleet/test/chromium"
 	"github.com/browserfleet/browserfleet/test/devstack"
 	"github.com/browserfleet/browserfleet/test/framework"
+	testpages "github.com/browserfleet/browserfleet/test/pages"
 )
 
 var (
@@ -86,7 +87,7 @@ var _ = BeforeSuite(func() {
 	build.Dir = framework.RepoRoot()
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
-	pages = httptest.NewServer(http.FileServer(http.Dir(filepath.Join("testdata", "pages"))))
+	pages = testpages.Serve()
 	startStack()
 })
 

@@ -137,7 +137,12 @@ var _ = Describe("the README's quick start", func() {
 					Expect(reply["data"].(map[string]any)["result"]).To(Equal(map[string]any{"extraction": "ada@example.com"}))
 				}
 			case strings.HasPrefix(c, "kubectl get bs"):
-				Expect(out).To(MatchRegexp(session + `\s+(Ending|Ended)\s`))
+				// end answers at once; the phase follows when the
+				// manager has stopped the browser, as run again shows.
+				Eventually(func() string {
+					out, _ := sh.run(c)
+					return out
+				}).Should(MatchRegexp(session + `\s+(Ending|Ended)\s`))
 			}
 		}
 		Expect(ran).To(BeNumerically(">=", 8))

@@ -124,6 +124,7 @@ func runnerValuesOptions() controllers.Options {
 		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "chromium", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 	}
 	want.Runner.RuntimeClassName = "gvisor"
+	want.Runner.ModelBaseURLs = map[string]string{"openai": "http://vllm.models:8000/v1"}
 	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
 	return want

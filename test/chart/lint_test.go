@@ -68,6 +68,7 @@ var _ = Describe("values.schema.json", func() {
 		"timeout-without-unit.yaml":             "/sessions/maxTimeout",
 		"replicas-without-leader-election.yaml": "/manager/replicas",
 		"pull-policy.yaml":                      "/runner/image/pullPolicy",
+		"model-base-url-provider.yaml":          "/runner/modelBaseURLs",
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
 		"cidr-without-prefix.yaml":              "/networkPolicy/runner/egress/clusterCIDRs/0",

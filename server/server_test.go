@@ -82,17 +82,17 @@ var _ = Describe("probes", func() {
 var _ = Describe("authentication", func() {
 	It("refuses missing, wrong, malformed and revoked keys alike, and accepts a valid one", func(ctx SpecContext) {
 		p := newProject(ctx)
-		wrong, _, err := apikey.Create(ctx, k8sClient, p.ns, "to be revoked", nil)
+		wrong, _, err := apikey.Create(ctx, k8sClient, p.Namespace, "to be revoked", nil)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int {
 			st, _ := callRaw(api, http.MethodGet, "/v1/sessions", wrong, "", nil)
 			return st
 		}).Should(Equal(http.StatusOK))
-		infos, err := apikey.List(ctx, k8sClient, p.ns)
+		infos, err := apikey.List(ctx, k8sClient, p.Namespace)
 		Expect(err).NotTo(HaveOccurred())
 		for _, info := range infos {
-			if info.ID != p.keyID {
-				Expect(apikey.Revoke(ctx, k8sClient, p.ns, info.ID)).To(Succeed())
+			if info.ID != p.KeyID {
+				Expect(apikey.Revoke(ctx, k8sClient, p.Namespace, info.ID)).To(Succeed())
 			}
 		}
 		Eventually(func() string {
@@ -108,12 +108,12 @@ var _ = Describe("authentication", func() {
 				{http.MethodGet, "/v1/sessions/abc"},
 				{http.MethodPost, "/v1/sessions/abc/end"},
 			} {
-				st, raw := callRaw(api, route[0], route[1], key, "", map[string]string{"x-svc-project-id": p.ns})
+				st, raw := callRaw(api, route[0], route[1], key, "", map[string]string{"x-svc-project-id": p.Namespace})
 				Expect(st).To(Equal(http.StatusUnauthorized), "%s %s", route[0], route[1])
 				Expect(strings.TrimSpace(string(raw))).To(Equal(unauthorized))
 			}
 		}
-		st, _ := call(api, http.MethodGet, "/v1/sessions", p.key, "", map[string]string{"x-svc-project-id": "ignored"})
+		st, _ := call(api, http.MethodGet, "/v1/sessions", p.Key, "", map[string]string{"x-svc-project-id": "ignored"})
 		Expect(st).To(Equal(http.StatusOK))
 	})
 })
@@ -121,8 +121,8 @@ var _ = Describe("authentication", func() {
 var _ = Describe("POST /v1/sessions/start", func() {
 	It("answers exactly sessionId, cdpUrl and available once the runner is ready", func(ctx SpecContext) {
 		p := newProject(ctx)
-		done := startAsync(api, p.key, startBody, nil)
-		pod := runnerPod(ctx, p.ns)
+		done := startAsync(api, p.Key, startBody, nil)
+		pod := runnerPod(ctx, p.Namespace)
 		Consistently(done, "300ms").ShouldNot(Receive(), "start must wait for Ready")
 		Expect(kubelet.Run(ctx, pod, true)).To(Succeed())
 		var r reply
@@ -136,7 +136,7 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		Expect(data["available"]).To(BeTrue())
 		id := data["sessionId"].(string)
 		Expect(id).To(MatchRegexp(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`))
-		bs := session(ctx, p.ns, id)
+		bs := session(ctx, p.Namespace, id)
 		Expect(bs.Spec.Model.Name).To(Equal("openai/gpt-4.1-mini"))
 		Expect(bs.Status.Phase).To(Equal(v1alpha1.BrowserSessionReady))
 	})
@@ -144,7 +144,7 @@ var _ = Describe("POST /v1/sessions/start", func() {
 	It("puts x-model-api-key into a Secret owned by the session, never into the session", func(ctx SpecContext) {
 		p := newProject(ctx)
 		id := startReady(ctx, p, startBody, map[string]string{"x-model-api-key": "sk-secret"})
-		bs := session(ctx, p.ns, id)
+		bs := session(ctx, p.Namespace, id)
 		Expect(bs.Spec.Model.APIKeySecretRef).To(Equal(&v1alpha1.SecretKeyReference{
 			Name: serverv1.RequestSecretName(id), Key: serverv1.SecretKeyModelAPIKey,
 		}))
@@ -152,15 +152,15 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(raw)).NotTo(ContainSubstring("sk-secret"))
 		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.ns, Name: serverv1.RequestSecretName(id)}, secret)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: serverv1.RequestSecretName(id)}, secret)).To(Succeed())
 		Expect(string(secret.Data[serverv1.SecretKeyModelAPIKey])).To(Equal("sk-secret"))
 		Expect(secret.OwnerReferences).To(ConsistOf(HaveField("UID", bs.UID)))
 	})
 
 	It("answers SESSION_FAILED with the pod's reason when the runner fails", func(ctx SpecContext) {
 		p := newProject(ctx)
-		done := startAsync(api, p.key, startBody, nil)
-		Expect(kubelet.Exit(ctx, runnerPod(ctx, p.ns), 137, "OOMKilled", "")).To(Succeed())
+		done := startAsync(api, p.Key, startBody, nil)
+		Expect(kubelet.Exit(ctx, runnerPod(ctx, p.Namespace), 137, "OOMKilled", "")).To(Succeed())
 		var r reply
 		Eventually(done).Should(Receive(&r))
 		Expect(r.status).To(Equal(http.StatusBadGateway))
@@ -171,18 +171,18 @@ var _ = Describe("POST /v1/sessions/start", func() {
 
 	It("answers START_TIMEOUT when the runner never gets ready, and ends the abandoned session", func(ctx SpecContext) {
 		p := newProject(ctx)
-		st, m := call(apiShort, http.MethodPost, "/v1/sessions/start", p.key, startBody, nil)
+		st, m := call(apiShort, http.MethodPost, "/v1/sessions/start", p.Key, startBody, nil)
 		Expect(st).To(Equal(http.StatusGatewayTimeout))
 		Expect(m).To(HaveKeyWithValue("code", "START_TIMEOUT"))
 		var sessions v1alpha1.BrowserSessionList
-		Expect(k8sClient.List(ctx, &sessions, client.InNamespace(p.ns))).To(Succeed())
+		Expect(k8sClient.List(ctx, &sessions, client.InNamespace(p.Namespace))).To(Succeed())
 		Expect(sessions.Items).To(HaveLen(1))
 		Expect(sessions.Items[0].Spec.Ended).To(BeTrue())
 	})
 
 	It("refuses a bad body with issues naming the fields, creating nothing", func(ctx SpecContext) {
 		p := newProject(ctx)
-		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key,
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.Key,
 			`{"modelName": 5, "verbose": 7, "browser": {"type": "spaceship"}}`, map[string]string{"x-model-api-key": "sk-secret"})
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
@@ -195,39 +195,39 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		}
 		Expect(paths).To(ContainElements("modelName", "verbose", "browser.type"))
 
-		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key, `not json`, nil)
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.Key, `not json`, nil)
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m).To(HaveKey("issues"))
-		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.ns) }, "500ms").Should(BeZero())
+		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
 	})
 
 	It("refuses a body over the limit with 413, creating nothing", func(ctx SpecContext) {
 		p := newProject(ctx)
 		big := `{"modelName": "openai/gpt-4.1-mini", "systemPrompt": "` + strings.Repeat("a", 1<<20) + `"}`
-		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key, big, map[string]string{"x-model-api-key": "sk-secret"})
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.Key, big, map[string]string{"x-model-api-key": "sk-secret"})
 		Expect(st).To(Equal(http.StatusRequestEntityTooLarge))
 		Expect(m).To(HaveKeyWithValue("code", "PAYLOAD_TOO_LARGE"))
-		st, _ = call(api, http.MethodPost, "/v1/sessions/x/end", p.key, big, nil)
+		st, _ = call(api, http.MethodPost, "/v1/sessions/x/end", p.Key, big, nil)
 		Expect(st).To(Equal(http.StatusRequestEntityTooLarge))
-		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.ns) }, "500ms").Should(BeZero())
+		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
 	})
 
 	It("resumes a live session by cloudSessionID, and refuses unknown and ended ones", func(ctx SpecContext) {
 		p := newProject(ctx)
 		id := startReady(ctx, p, startBody, nil)
-		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.key,
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.Key,
 			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "`+id+`"}`, nil)
 		Expect(st).To(Equal(http.StatusOK))
 		Expect(m["data"]).To(HaveKeyWithValue("sessionId", id))
 
-		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key,
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.Key,
 			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "no-such-session"}`, nil)
 		Expect(st).To(Equal(http.StatusNotFound))
 		Expect(m).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
 
-		st, _ = call(api, http.MethodPost, "/v1/sessions/"+id+"/end", p.key, "", nil)
+		st, _ = call(api, http.MethodPost, "/v1/sessions/"+id+"/end", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusOK))
-		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.key,
+		st, m = call(api, http.MethodPost, "/v1/sessions/start", p.Key,
 			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionID": "`+id+`"}`, nil)
 		Expect(st).To(Equal(http.StatusConflict))
 		Expect(m).To(HaveKeyWithValue("code", "SESSION_ENDED"))
@@ -237,27 +237,27 @@ var _ = Describe("POST /v1/sessions/start", func() {
 var _ = Describe("POST /v1/sessions/{id}/end", func() {
 	It("ends a session idempotently and refuses a non-empty body", func(ctx SpecContext) {
 		p := newProject(ctx)
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s1", p.ns).Obj())).To(Succeed())
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s2", p.ns).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s1", p.Namespace).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("s2", p.Namespace).Obj())).To(Succeed())
 
-		st, raw := callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, `{"force": true}`, nil)
+		st, raw := callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.Key, `{"force": true}`, nil)
 		Expect(st).To(Equal(http.StatusBadRequest), "%s", raw)
-		Expect(session(ctx, p.ns, "s1").Spec.Ended).To(BeFalse())
+		Expect(session(ctx, p.Namespace, "s1").Spec.Ended).To(BeFalse())
 
-		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, "", nil)
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusOK))
 		Expect(strings.TrimSpace(string(raw))).To(Equal(`{"success":true}`))
-		Expect(session(ctx, p.ns, "s1").Spec.Ended).To(BeTrue())
-		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.key, "", nil)
+		Expect(session(ctx, p.Namespace, "s1").Spec.Ended).To(BeTrue())
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/s1/end", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusOK))
 		Expect(strings.TrimSpace(string(raw))).To(Equal(`{"success":true}`))
 
 		// {} is taken as empty, for clients that always send a JSON body.
-		st, _ = callRaw(api, http.MethodPost, "/v1/sessions/s2/end", p.key, " { } ", nil)
+		st, _ = callRaw(api, http.MethodPost, "/v1/sessions/s2/end", p.Key, " { } ", nil)
 		Expect(st).To(Equal(http.StatusOK))
-		Expect(session(ctx, p.ns, "s2").Spec.Ended).To(BeTrue())
+		Expect(session(ctx, p.Namespace, "s2").Spec.Ended).To(BeTrue())
 
-		st, m := call(api, http.MethodPost, "/v1/sessions/nope/end", p.key, "", nil)
+		st, m := call(api, http.MethodPost, "/v1/sessions/nope/end", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusNotFound))
 		Expect(m).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
 	})
@@ -266,23 +266,23 @@ var _ = Describe("POST /v1/sessions/{id}/end", func() {
 var _ = Describe("projects", func() {
 	It("hides one project's sessions from another's key", func(ctx SpecContext) {
 		a, b := newProject(ctx), newProject(ctx)
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("mine", a.ns).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("mine", a.Namespace).Obj())).To(Succeed())
 		Eventually(func() int {
-			st, _ := callRaw(api, http.MethodGet, "/v1/sessions/mine", a.key, "", nil)
+			st, _ := callRaw(api, http.MethodGet, "/v1/sessions/mine", a.Key, "", nil)
 			return st
 		}).Should(Equal(http.StatusOK))
 
-		_, missing := callRaw(api, http.MethodGet, "/v1/sessions/missing", b.key, "", nil)
-		st, raw := callRaw(api, http.MethodGet, "/v1/sessions/mine", b.key, "", nil)
+		_, missing := callRaw(api, http.MethodGet, "/v1/sessions/missing", b.Key, "", nil)
+		st, raw := callRaw(api, http.MethodGet, "/v1/sessions/mine", b.Key, "", nil)
 		Expect(st).To(Equal(http.StatusNotFound))
 		Expect(raw).To(Equal(missing))
-		_, missing = callRaw(api, http.MethodPost, "/v1/sessions/missing/end", b.key, "", nil)
-		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/mine/end", b.key, "", nil)
+		_, missing = callRaw(api, http.MethodPost, "/v1/sessions/missing/end", b.Key, "", nil)
+		st, raw = callRaw(api, http.MethodPost, "/v1/sessions/mine/end", b.Key, "", nil)
 		Expect(st).To(Equal(http.StatusNotFound))
 		Expect(raw).To(Equal(missing))
-		Expect(session(ctx, a.ns, "mine").Spec.Ended).To(BeFalse())
+		Expect(session(ctx, a.Namespace, "mine").Spec.Ended).To(BeFalse())
 
-		_, m := call(api, http.MethodGet, "/v1/sessions", b.key, "", nil)
+		_, m := call(api, http.MethodGet, "/v1/sessions", b.Key, "", nil)
 		Expect(m["data"]).To(HaveKeyWithValue("sessions", BeEmpty()))
 	})
 })
@@ -297,10 +297,10 @@ var _ = Describe("GET /v1/sessions", func() {
 				"team": {Raw: []byte(`"` + team + `"`)},
 			}}
 		}
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-growth", p.ns).Cloud(meta("growth")).Obj())).To(Succeed())
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-other", p.ns).Cloud(meta("other")).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-growth", p.Namespace).Cloud(meta("growth")).Obj())).To(Succeed())
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession("starting-other", p.Namespace).Cloud(meta("other")).Obj())).To(Succeed())
 
-		st, m := call(api, http.MethodGet, "/v1/sessions/"+ready, p.key, "", nil)
+		st, m := call(api, http.MethodGet, "/v1/sessions/"+ready, p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusOK))
 		Expect(keysOf(m)).To(Equal([]string{"data", "success"}))
 		data := m["data"].(map[string]any)
@@ -316,7 +316,7 @@ var _ = Describe("GET /v1/sessions", func() {
 
 		ids := func(query string) []string {
 			GinkgoHelper()
-			st, m := call(api, http.MethodGet, "/v1/sessions"+query, p.key, "", nil)
+			st, m := call(api, http.MethodGet, "/v1/sessions"+query, p.Key, "", nil)
 			Expect(st).To(Equal(http.StatusOK))
 			var out []string
 			for _, s := range m["data"].(map[string]any)["sessions"].([]any) {
@@ -332,7 +332,7 @@ var _ = Describe("GET /v1/sessions", func() {
 			Should(Equal([]string{"starting-other"}))
 		Expect(ids("?userMetadata.team=nobody")).To(BeEmpty())
 
-		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.key, "", nil)
+		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m["issues"]).To(ConsistOf(HaveKeyWithValue("path", "colour"), HaveKeyWithValue("path", "phase")))
 	})

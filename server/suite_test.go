@@ -29,7 +29,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +37,7 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
 
@@ -124,22 +124,12 @@ var _ = AfterSuite(func() {
 })
 
 // project is a namespace with an API key.
-type project struct {
-	ns, key, keyID string
-}
+type project = apitest.Project
 
 // newProject makes a project and waits until the API accepts its key.
 func newProject(ctx context.Context) project {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
-	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
-	key, id, err := apikey.Create(ctx, k8sClient, ns.Name, "server test", nil)
-	Expect(err).NotTo(HaveOccurred())
-	p := project{ns: ns.Name, key: key, keyID: id}
-	Eventually(func() int {
-		st, _ := call(api, http.MethodGet, "/v1/sessions", p.key, "", nil)
-		return st
-	}).Should(Equal(http.StatusOK))
-	return p
+	GinkgoHelper()
+	return apitest.NewProject(ctx, k8sClient, api.Client(), api.URL)
 }
 
 // call makes one request and decodes the JSON reply into a map.
@@ -211,8 +201,8 @@ func runnerPod(ctx context.Context, ns string) types.NamespacedName {
 // startReady starts a session and plays the kubelet until it is Ready; it
 // returns the session id.
 func startReady(ctx context.Context, p project, body string, headers map[string]string) string {
-	done := startAsync(api, p.key, body, headers)
-	ExpectWithOffset(1, kubelet.Run(ctx, runnerPod(ctx, p.ns), true)).To(Succeed())
+	done := startAsync(api, p.Key, body, headers)
+	ExpectWithOffset(1, kubelet.Run(ctx, runnerPod(ctx, p.Namespace), true)).To(Succeed())
 	var r reply
 	EventuallyWithOffset(1, done).Should(Receive(&r))
 	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%v", r.body)

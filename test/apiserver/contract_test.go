@@ -62,35 +62,35 @@ var _ = Describe("authentication and projects", Ordered, func() {
 			{http.MethodGet, "/v1/sessions", ``},
 		}, sessionRoutes...)
 		for _, rt := range all {
-			for _, key := range []string{"", "bfk_wrong", a.key + "x"} {
+			for _, key := range []string{"", "bfk_wrong", a.Key + "x"} {
 				r := do(rt.method, rt.path(id), key, rt.body, nil)
-				Expect(r.status).To(Equal(http.StatusUnauthorized), "%s %s with key %q: %s", rt.method, rt.pattern, key, r.raw)
+				Expect(r.Status).To(Equal(http.StatusUnauthorized), "%s %s with key %q: %s", rt.method, rt.pattern, key, r.Raw)
 				documented(rt.method, rt.pattern, r)
-				Expect(r.json()).To(Equal(map[string]any{"success": false, "code": "UNAUTHORIZED", "error": r.json()["error"]}))
+				Expect(r.JSON()).To(Equal(map[string]any{"success": false, "code": "UNAUTHORIZED", "error": r.JSON()["error"]}))
 			}
 		}
 	})
 
 	It("answers another project's session with 404, and changes nothing of it", func(ctx SpecContext) {
 		for _, rt := range sessionRoutes {
-			r := do(rt.method, rt.path(id), b.key, rt.body, nil)
-			Expect(r.status).To(Equal(http.StatusNotFound), "%s %s: %s", rt.method, rt.pattern, r.raw)
+			r := do(rt.method, rt.path(id), b.Key, rt.body, nil)
+			Expect(r.Status).To(Equal(http.StatusNotFound), "%s %s: %s", rt.method, rt.pattern, r.Raw)
 			documented(rt.method, rt.pattern, r)
-			Expect(r.json()).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
+			Expect(r.JSON()).To(HaveKeyWithValue("code", "SESSION_NOT_FOUND"))
 		}
-		r := do(http.MethodGet, "/v1/sessions", b.key, "", nil)
-		Expect(r.data()["sessions"]).To(BeEmpty())
+		r := do(http.MethodGet, "/v1/sessions", b.Key, "", nil)
+		Expect(r.Data()["sessions"]).To(BeEmpty())
 		// Still A's, still Ready, no task made for it.
-		r = do(http.MethodGet, "/v1/sessions/"+id, a.key, "", nil)
-		Expect(r.data()).To(HaveKeyWithValue("phase", "Ready"))
+		r = do(http.MethodGet, "/v1/sessions/"+id, a.Key, "", nil)
+		Expect(r.Data()).To(HaveKeyWithValue("phase", "Ready"))
 		var tasks v1alpha1.AgentTaskList
-		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(a.ns))).To(Succeed())
+		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(a.Namespace))).To(Succeed())
 		Expect(tasks.Items).To(BeEmpty())
 	})
 
 	It("accepts x-svc-project-id and ignores it", func() {
-		r := do(http.MethodGet, "/v1/sessions/"+id, a.key, "", map[string]string{"x-svc-project-id": b.ns})
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodGet, "/v1/sessions/"+id, a.Key, "", map[string]string{"x-svc-project-id": b.Namespace})
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 	})
 })
 
@@ -105,9 +105,9 @@ var _ = Describe("validation", Ordered, func() {
 	})
 
 	replayLen := func() int {
-		r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.key, "", nil)
+		r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.Key, "", nil)
 		n := 0
-		for _, page := range r.data()["pages"].([]any) {
+		for _, page := range r.Data()["pages"].([]any) {
 			n += len(page.(map[string]any)["actions"].([]any))
 		}
 		return n
@@ -116,18 +116,18 @@ var _ = Describe("validation", Ordered, func() {
 	DescribeTable("refuses a bad body with 400 and issues naming each field, and runs nothing",
 		func(ctx SpecContext, pattern, body string, paths ...string) {
 			before := replayLen()
-			r := do(http.MethodPost, strings.ReplaceAll(pattern, "{id}", id), p.key, body, nil)
-			Expect(r.status).To(Equal(http.StatusBadRequest), "%s", r.raw)
+			r := do(http.MethodPost, strings.ReplaceAll(pattern, "{id}", id), p.Key, body, nil)
+			Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
 			documented(http.MethodPost, pattern, r)
-			Expect(r.json()).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
+			Expect(r.JSON()).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
 			var got []string
-			for _, is := range r.json()["issues"].([]any) {
+			for _, is := range r.JSON()["issues"].([]any) {
 				got = append(got, is.(map[string]any)["path"].(string))
 			}
-			Expect(got).To(ConsistOf(paths), "%s", r.raw)
+			Expect(got).To(ConsistOf(paths), "%s", r.Raw)
 			Expect(replayLen()).To(Equal(before))
 			var tasks v1alpha1.AgentTaskList
-			Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.ns))).To(Succeed())
+			Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.Namespace))).To(Succeed())
 			Expect(tasks.Items).To(BeEmpty())
 		},
 		Entry("act: no input", "/v1/sessions/{id}/act", `{}`, "input"),
@@ -149,15 +149,15 @@ var _ = Describe("validation", Ordered, func() {
 	)
 
 	It("refuses an x-stream-response that is neither true nor false", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{}`, map[string]string{"x-stream-response": "yes"})
-		Expect(r.status).To(Equal(http.StatusBadRequest), "%s", r.raw)
-		Expect(fmt.Sprint(r.json()["issues"])).To(ContainSubstring("x-stream-response"))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key, `{}`, map[string]string{"x-stream-response": "yes"})
+		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
+		Expect(fmt.Sprint(r.JSON()["issues"])).To(ContainSubstring("x-stream-response"))
 	})
 
 	It("refuses a body over the limit with 413", func() {
 		big := fmt.Sprintf(`{"input": %q}`, strings.Repeat("a", 2<<20))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key, big, nil)
-		Expect(r.status).To(Equal(http.StatusRequestEntityTooLarge), "%s", r.raw[:min(len(r.raw), 200)])
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key, big, nil)
+		Expect(r.Status).To(Equal(http.StatusRequestEntityTooLarge), "%s", r.Raw[:min(len(r.Raw), 200)])
 		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
 	})
 
@@ -165,22 +165,22 @@ var _ = Describe("validation", Ordered, func() {
 		// A session made with kubectl whose runner image the kubelet has no
 		// mapping for never becomes Ready.
 		bs := &v1alpha1.BrowserSession{}
-		bs.Namespace, bs.Name = p.ns, "never-ready"
+		bs.Namespace, bs.Name = p.Namespace, "never-ready"
 		bs.Spec.Model.Name = "openai/gpt-test"
 		bs.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURL: "ws://127.0.0.1:1/devtools/browser/x"}
 		Expect(k8sClient.Create(ctx, bs)).To(Succeed())
-		r := do(http.MethodPost, "/v1/sessions/never-ready/extract", p.key, `{}`, nil)
-		Expect(r.status).To(Equal(http.StatusConflict), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/never-ready/extract", p.Key, `{}`, nil)
+		Expect(r.Status).To(Equal(http.StatusConflict), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/extract", r)
-		Expect(r.json()).To(HaveKeyWithValue("code", BeElementOf("SESSION_NOT_READY", "SESSION_ENDED")))
+		Expect(r.JSON()).To(HaveKeyWithValue("code", BeElementOf("SESSION_NOT_READY", "SESSION_ENDED")))
 	})
 })
 
 var _ = Describe("the OpenAPI document", func() {
 	It("is served without a key, as OpenAPI 3.1 with version label 3.1.0", func() {
 		r := do(http.MethodGet, "/v1/openapi.json", "", "", nil)
-		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(r.json()).To(HaveKeyWithValue("openapi", HavePrefix("3.1")))
-		Expect(r.json()["info"]).To(HaveKeyWithValue("version", "3.1.0"))
+		Expect(r.Status).To(Equal(http.StatusOK))
+		Expect(r.JSON()).To(HaveKeyWithValue("openapi", HavePrefix("3.1")))
+		Expect(r.JSON()["info"]).To(HaveKeyWithValue("version", "3.1.0"))
 	})
 })

@@ -57,9 +57,9 @@ func elementID(pageText, line string) string {
 
 // pageText is the page snapshot that extract with no arguments answers.
 func pageText(p project, id string) string {
-	r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{}`, nil)
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s", r.raw)
-	return r.data()["result"].(map[string]any)["pageText"].(string)
+	r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key, `{}`, nil)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	return r.Data()["result"].(map[string]any)["pageText"].(string)
 }
 
 func keys(m map[string]any) []string {
@@ -82,11 +82,11 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	})
 
 	It("starts, answering exactly sessionId, cdpUrl and available", func() {
-		r := do(http.MethodPost, "/v1/sessions/start", p.key, `{"modelName": "openai/gpt-test"}`, nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName": "openai/gpt-test"}`, nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/start", r)
-		Expect(keys(r.json())).To(ConsistOf("success", "data"))
-		d := r.data()
+		Expect(keys(r.JSON())).To(ConsistOf("success", "data"))
+		d := r.Data()
 		Expect(keys(d)).To(ConsistOf("sessionId", "cdpUrl", "available"))
 		Expect(d["available"]).To(BeTrue())
 		Expect(d["cdpUrl"]).To(HavePrefix("ws://"))
@@ -95,22 +95,22 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	})
 
 	It("navigates", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/navigate", r)
-		Expect(keys(r.data())).To(ConsistOf("result", "actionId"))
-		Expect(r.data()["actionId"]).To(MatchRegexp(uuidPattern))
-		Expect(r.data()["result"]).To(HaveKeyWithValue("url", pageURL("form.html")))
-		Expect(r.data()["result"]).To(HaveKeyWithValue("ok", true))
+		Expect(keys(r.Data())).To(ConsistOf("result", "actionId"))
+		Expect(r.Data()["actionId"]).To(MatchRegexp(uuidPattern))
+		Expect(r.Data()["result"]).To(HaveKeyWithValue("url", pageURL("form.html")))
+		Expect(r.Data()["result"]).To(HaveKeyWithValue("ok", true))
 	})
 
 	It("acts with an Action object without asking the model", func() {
 		before := len(model.Requests())
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
 			`{"input": {"selector": "#email", "method": "fill", "arguments": ["ada@example.com"], "description": "type the email"}}`, nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
-		res := r.data()["result"].(map[string]any)
+		res := r.Data()["result"].(map[string]any)
 		Expect(keys(res)).To(ConsistOf("success", "message", "actionDescription", "actions"))
 		Expect(res["success"]).To(BeTrue())
 		Expect(model.Requests()).To(HaveLen(before))
@@ -119,11 +119,11 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	It("acts by instruction through the model", func() {
 		button := elementID(pageText(p, id), "button: Sign up")
 		model.Enqueue(actAnswer(button, "click").WithUsage(1200, 30))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
 			fmt.Sprintf(`{"input": "click the sign-up button", "options": {"model": %s}}`, modelOption()), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
-		Expect(r.data()["result"]).To(HaveKeyWithValue("success", true))
+		Expect(r.Data()["result"]).To(HaveKeyWithValue("success", true))
 		Expect(pageText(p, id)).To(ContainSubstring("signed up ada@example.com"))
 		// The key reached the model, and nothing else did.
 		reqs := model.Requests()
@@ -133,11 +133,11 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	It("observes", func() {
 		link := elementID(pageText(p, id), "link: See the catalogue")
 		model.Enqueue(llmtest.JSON(fmt.Sprintf(`{"elements": [{"elementId": %q, "description": "the catalogue link", "method": "click", "arguments": []}]}`, link)).WithUsage(900, 40))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.Key,
 			fmt.Sprintf(`{"instruction": "find the link to the catalogue", "options": {"model": %s}}`, modelOption()), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/observe", r)
-		actions := r.data()["result"].([]any)
+		actions := r.Data()["result"].([]any)
 		Expect(actions).To(HaveLen(1))
 		Expect(actions[0]).To(HaveKeyWithValue("selector", HavePrefix("xpath=")))
 		Expect(actions[0]).To(HaveKeyWithValue("method", "click"))
@@ -145,18 +145,18 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 
 	It("extracts with a schema", func() {
 		model.Enqueue(llmtest.JSON(`{"heading": "Sign up"}`).WithUsage(700, 8))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key,
 			fmt.Sprintf(`{"instruction": "the page's heading", "schema": {"type": "object", "properties": {"heading": {"type": "string"}}, "required": ["heading"]}, "options": {"model": %s}}`, modelOption()), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/extract", r)
-		Expect(r.data()["result"]).To(Equal(map[string]any{"heading": "Sign up"}))
+		Expect(r.Data()["result"]).To(Equal(map[string]any{"heading": "Sign up"}))
 	})
 
 	It("replays each call with its token usage", func() {
-		r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.key, "", nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.Key, "", nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodGet, "/v1/sessions/{id}/replay", r)
-		pages := r.data()["pages"].([]any)
+		pages := r.Data()["pages"].([]any)
 		Expect(pages).To(HaveLen(1))
 		page := pages[0].(map[string]any)
 		Expect(page["url"]).To(Equal(pageURL("form.html")))
@@ -198,10 +198,10 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	})
 
 	It("hands out a cdpUrl that chromedp drives as given", func(ctx SpecContext) {
-		r := do(http.MethodGet, "/v1/sessions/"+id, p.key, "", nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodGet, "/v1/sessions/"+id, p.Key, "", nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodGet, "/v1/sessions/{id}", r)
-		cdpURL := r.data()["cdpUrl"].(string)
+		cdpURL := r.Data()["cdpUrl"].(string)
 
 		actx, cancelAlloc := chromedp.NewRemoteAllocator(ctx, cdpURL)
 		defer cancelAlloc()
@@ -213,8 +213,8 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	})
 
 	It("refuses a cdpUrl whose token was tampered with, or that names another project", func() {
-		r := do(http.MethodGet, "/v1/sessions/"+id, p.key, "", nil)
-		u, err := url.Parse(r.data()["cdpUrl"].(string))
+		r := do(http.MethodGet, "/v1/sessions/"+id, p.Key, "", nil)
+		u, err := url.Parse(r.Data()["cdpUrl"].(string))
 		Expect(err).NotTo(HaveOccurred())
 		tampered := *u
 		tampered.Path = tampered.Path[:len(tampered.Path)-2] + "xx"
@@ -222,22 +222,22 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 		other.RawQuery = url.Values{"project": {"default"}}.Encode()
 		for _, bad := range []url.URL{tampered, other} {
 			resp := do(http.MethodGet, bad.RequestURI(), "", "", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"})
-			Expect(resp.status).To(Equal(http.StatusUnauthorized), "%s: %s", bad.String(), resp.raw)
+			Expect(resp.Status).To(Equal(http.StatusUnauthorized), "%s: %s", bad.String(), resp.Raw)
 			documented(http.MethodGet, "/v1/sessions/{id}/devtools/browser/{token}", resp)
 		}
 	})
 
 	It("ends idempotently, and refuses calls afterwards", func() {
 		for range 2 {
-			r := do(http.MethodPost, "/v1/sessions/"+id+"/end", p.key, "", nil)
-			Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+			r := do(http.MethodPost, "/v1/sessions/"+id+"/end", p.Key, "", nil)
+			Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 			documented(http.MethodPost, "/v1/sessions/{id}/end", r)
-			Expect(r.json()).To(Equal(map[string]any{"success": true}))
+			Expect(r.JSON()).To(Equal(map[string]any{"success": true}))
 		}
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key, `{"input": {"selector": "#email", "method": "click", "description": "x"}}`, nil)
-		Expect(r.status).To(Equal(http.StatusConflict), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key, `{"input": {"selector": "#email", "method": "click", "description": "x"}}`, nil)
+		Expect(r.Status).To(Equal(http.StatusConflict), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/act", r)
-		Expect(r.json()).To(HaveKeyWithValue("code", "SESSION_ENDED"))
+		Expect(r.JSON()).To(HaveKeyWithValue("code", "SESSION_ENDED"))
 	})
 })
 
@@ -249,18 +249,18 @@ var _ = Describe("streaming", Ordered, func() {
 	BeforeAll(func(ctx SpecContext) {
 		p = newProject(ctx)
 		id = startSession(p, "")
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 	})
 
 	// streamed checks the frames of a streamed call: starting, connected,
 	// running log lines, then exactly one finished or error, last.
 	streamed := func(r response, pattern string) []frame {
-		ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s", r.raw)
-		ExpectWithOffset(1, r.contentType).To(Equal("text/event-stream"))
+		ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		ExpectWithOffset(1, r.ContentType).To(Equal("text/event-stream"))
 		documented(http.MethodPost, pattern, r)
-		fs := frames(r.raw)
-		ExpectWithOffset(1, len(fs)).To(BeNumerically(">=", 3), "%s", r.raw)
+		fs := frames(r.Raw)
+		ExpectWithOffset(1, len(fs)).To(BeNumerically(">=", 3), "%s", r.Raw)
 		names := events(fs)
 		ExpectWithOffset(1, names[:2]).To(Equal([]string{"starting", "connected"}))
 		for _, n := range names[2 : len(names)-1] {
@@ -281,7 +281,7 @@ var _ = Describe("streaming", Ordered, func() {
 	}
 
 	It("streams navigate when the body asks, with the plain call's result", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q, "streamResponse": true}`, pageURL("list.html")), nil)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q, "streamResponse": true}`, pageURL("list.html")), nil)
 		fs := streamed(r, "/v1/sessions/{id}/navigate")
 		last := fs[len(fs)-1]
 		Expect(last.Event).To(Equal("finished"))
@@ -290,9 +290,9 @@ var _ = Describe("streaming", Ordered, func() {
 	})
 
 	It("streams act when the header asks", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
-		Expect(r.status).To(Equal(http.StatusOK))
-		r = do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK))
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
 			`{"input": {"selector": "#email", "method": "fill", "arguments": ["grace@example.com"], "description": "type"}}`,
 			map[string]string{"x-stream-response": "true"})
 		fs := streamed(r, "/v1/sessions/{id}/act")
@@ -300,28 +300,28 @@ var _ = Describe("streaming", Ordered, func() {
 	})
 
 	It("does not stream when the body says false, whatever the header", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{"streamResponse": false}`, map[string]string{"x-stream-response": "true"})
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
-		Expect(r.contentType).To(Equal("application/json"))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key, `{"streamResponse": false}`, map[string]string{"x-stream-response": "true"})
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		Expect(r.ContentType).To(Equal("application/json"))
 	})
 
 	It("streams observe and extract, with the model's progress as running events", func() {
 		text := pageText(p, id)
 		model.Enqueue(llmtest.JSON(fmt.Sprintf(`{"elements": [{"elementId": %q, "description": "the email box", "method": "fill", "arguments": ["x"]}]}`, elementID(text, "textbox: Email"))))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.Key,
 			fmt.Sprintf(`{"instruction": "the email box", "options": {"model": %s}, "streamResponse": true}`, modelOption()), nil)
 		fs := streamed(r, "/v1/sessions/{id}/observe")
 		Expect(fs[len(fs)-1].Data.Data["result"]).To(HaveLen(1))
 
 		model.Enqueue(llmtest.JSON(`{"extraction": "a sign-up form"}`))
-		r = do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.key,
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key,
 			fmt.Sprintf(`{"instruction": "what is this page", "options": {"model": %s}, "streamResponse": true}`, modelOption()), nil)
 		fs = streamed(r, "/v1/sessions/{id}/extract")
 		Expect(fs[len(fs)-1].Data.Data["result"]).To(Equal(map[string]any{"extraction": "a sign-up form"}))
 	})
 
 	It("ends a failed streamed call with one error frame", func() {
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
 			`{"input": {"selector": "#no-such-element", "method": "click", "description": "x"}, "options": {"timeout": 1500}, "streamResponse": true}`, nil)
 		fs := streamed(r, "/v1/sessions/{id}/act")
 		last := fs[len(fs)-1]
@@ -334,7 +334,7 @@ var _ = Describe("streaming", Ordered, func() {
 	})
 
 	It("streams start when the header asks, reporting the session's phases", func() {
-		r := do(http.MethodPost, "/v1/sessions/start", p.key, `{"modelName": "openai/gpt-test"}`, map[string]string{"x-stream-response": "true"})
+		r := do(http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName": "openai/gpt-test"}`, map[string]string{"x-stream-response": "true"})
 		fs := streamed(r, "/v1/sessions/start")
 		last := fs[len(fs)-1]
 		Expect(last.Event).To(Equal("finished"))
@@ -358,7 +358,7 @@ var _ = Describe("streaming", Ordered, func() {
 			defer GinkgoRecover()
 			req, _ := http.NewRequestWithContext(callCtx, http.MethodPost, api.URL+"/v1/sessions/"+id+"/act",
 				strings.NewReader(fmt.Sprintf(`{"input": "click sign up", "options": {"model": %s}, "streamResponse": true}`, modelOption())))
-			req.Header.Set("x-svc-api-key", p.key)
+			req.Header.Set("x-svc-api-key", p.Key)
 			resp, err := api.Client().Do(req)
 			if err == nil {
 				// Read the stream until the client goes away.
@@ -375,8 +375,8 @@ var _ = Describe("streaming", Ordered, func() {
 		// waiting for its model, this would wait minutes behind it.
 		quick, cancelQuick := context.WithTimeout(ctx, 20*time.Second)
 		defer cancelQuick()
-		r := doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("list.html")), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("list.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 	})
 })
 
@@ -384,8 +384,8 @@ var _ = Describe("shutdown", func() {
 	It("drains readiness, then ends a running stream with an error frame and a plain call with 503", func(ctx SpecContext) {
 		p := newProject(ctx)
 		id := startSession(p, "")
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		button := elementID(pageText(p, id), "button: Sign up")
 
 		srv := newAPIServer()
@@ -396,7 +396,7 @@ var _ = Describe("shutdown", func() {
 			go func() {
 				defer GinkgoRecover()
 				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, stopping.URL+"/v1/sessions/"+id+"/act", strings.NewReader(body))
-				req.Header.Set("x-svc-api-key", p.key)
+				req.Header.Set("x-svc-api-key", p.Key)
 				resp, err := stopping.Client().Do(req)
 				Expect(err).NotTo(HaveOccurred())
 				out <- resp
@@ -438,8 +438,8 @@ var _ = Describe("shutdown", func() {
 		// The runner let both go: the session serves the next call at once.
 		quick, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		r = doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/extract", p.key, `{}`, nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		r = doCtx(quick, http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key, `{}`, nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 	})
 })
 
@@ -447,26 +447,26 @@ var _ = Describe("agentExecute", func() {
 	It("creates an AgentTask, keeps the model key out of it, and answers the task's failure", func(ctx SpecContext) {
 		p := newProject(ctx)
 		id := startSession(p, "")
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.key,
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
 			`{"agentConfig": {"model": {"modelName": "openai/gpt-test", "apiKey": "sk-agent-secret"}}, "executeOptions": {"instruction": "sign up", "maxSteps": 5}}`, nil)
-		Expect(r.status).To(Equal(http.StatusUnprocessableEntity), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusUnprocessableEntity), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
-		Expect(r.json()).To(HaveKeyWithValue("code", "AGENT_FAILED"))
-		Expect(r.json()["error"]).To(ContainSubstring("agent"))
+		Expect(r.JSON()).To(HaveKeyWithValue("code", "AGENT_FAILED"))
+		Expect(r.JSON()["error"]).To(ContainSubstring("agent"))
 
 		var tasks v1alpha1.AgentTaskList
-		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.ns))).To(Succeed())
+		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.Namespace))).To(Succeed())
 		Expect(tasks.Items).To(HaveLen(1))
 		Expect(tasks.Items[0].Spec.SessionRef.Name).To(Equal(id))
 		raw, err := json.Marshal(tasks.Items[0])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(raw)).NotTo(ContainSubstring("sk-agent-secret"))
 
-		r = do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.key,
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
 			`{"agentConfig": {}, "executeOptions": {"instruction": "sign up"}, "streamResponse": true}`, nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
-		fs := frames(r.raw)
+		fs := frames(r.Raw)
 		Expect(events(fs)[:2]).To(Equal([]string{"starting", "connected"}))
 		Expect(fs[len(fs)-1].Event).To(Equal("error"))
 	})

@@ -26,7 +26,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,8 +38,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -52,6 +49,7 @@ import (
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
 	"github.com/browserfleet/browserfleet/test/framework"
 	"github.com/browserfleet/browserfleet/test/localkubelet"
@@ -196,75 +194,33 @@ var _ = AfterSuite(func() {
 })
 
 // project is a namespace with an API key.
-type project struct {
-	ns, key string
-}
+type project = apitest.Project
 
 // newProject makes a project and waits until the API accepts its key.
 func newProject(ctx context.Context) project {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
-	ExpectWithOffset(1, k8sClient.Create(ctx, ns)).To(Succeed())
-	key, _, err := apikey.Create(ctx, k8sClient, ns.Name, "api test", nil)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	p := project{ns: ns.Name, key: key}
-	EventuallyWithOffset(1, func() int {
-		r := do(http.MethodGet, "/v1/sessions", p.key, "", nil)
-		return r.status
-	}).Should(Equal(http.StatusOK))
-	return p
+	GinkgoHelper()
+	return apitest.NewProject(ctx, k8sClient, api.Client(), api.URL)
 }
 
 // response is a finished request.
-type response struct {
-	status      int
-	contentType string
-	raw         []byte
-}
-
-// json decodes the reply into a map.
-func (r response) json() map[string]any {
-	var m map[string]any
-	ExpectWithOffset(1, json.Unmarshal(r.raw, &m)).To(Succeed(), "reply %s", r.raw)
-	return m
-}
-
-// data is the reply's data object.
-func (r response) data() map[string]any {
-	d, ok := r.json()["data"].(map[string]any)
-	ExpectWithOffset(1, ok).To(BeTrue(), "reply has no data object: %s", r.raw)
-	return d
-}
+type response = apitest.Response
 
 // do makes one request.
 func do(method, path, key, body string, headers map[string]string) response {
-	return doCtx(context.Background(), method, path, key, body, headers)
+	GinkgoHelper()
+	return apitest.Do(context.Background(), api.Client(), api.URL, method, path, key, body, headers)
 }
 
 func doCtx(ctx context.Context, method, path, key, body string, headers map[string]string) response {
-	req, err := http.NewRequestWithContext(ctx, method, api.URL+path, strings.NewReader(body))
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	if key != "" {
-		req.Header.Set("x-svc-api-key", key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := api.Client().Do(req)
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
-	return response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: raw}
+	GinkgoHelper()
+	return apitest.Do(ctx, api.Client(), api.URL, method, path, key, body, headers)
 }
 
 // documented checks a reply against the OpenAPI document: the handlers may
 // answer only what it says they answer.
 func documented(method, pattern string, r response) {
-	ExpectWithOffset(1, validator.ValidateResponse(method, pattern, r.status, r.contentType, r.raw)).
-		To(Succeed(), "%s %s answered %d %s", method, pattern, r.status, r.raw)
+	ExpectWithOffset(1, validator.ValidateResponse(method, pattern, r.Status, r.ContentType, r.Raw)).
+		To(Succeed(), "%s %s answered %d %s", method, pattern, r.Status, r.Raw)
 }
 
 // frame is one SSE frame.
@@ -312,9 +268,9 @@ func startSession(p project, body string) string {
 	if body == "" {
 		body = `{"modelName": "openai/gpt-test"}`
 	}
-	r := do(http.MethodPost, "/v1/sessions/start", p.key, body, nil)
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "start: %s", r.raw)
-	return r.data()["sessionId"].(string)
+	r := do(http.MethodPost, "/v1/sessions/start", p.Key, body, nil)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "start: %s", r.Raw)
+	return r.Data()["sessionId"].(string)
 }
 
 // modelOption is a per-call model config that reaches the scripted server.

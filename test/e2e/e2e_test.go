@@ -60,16 +60,16 @@ func operate(id, op, body string, stream bool) string {
 		headers["x-stream-response"] = "true"
 	}
 	r := call(http.MethodPost, "/v1/sessions/"+id+"/"+op, body, headers)
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s: %s", op, r.raw)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "%s: %s", op, r.Raw)
 	if !stream {
-		ExpectWithOffset(1, r.contentType).To(Equal("application/json"))
-		ExpectWithOffset(1, r.json()).To(HaveKeyWithValue("success", true))
-		return string(r.raw)
+		ExpectWithOffset(1, r.ContentType).To(Equal("application/json"))
+		ExpectWithOffset(1, r.JSON()).To(HaveKeyWithValue("success", true))
+		return string(r.Raw)
 	}
-	ExpectWithOffset(1, r.contentType).To(Equal("text/event-stream"))
-	ExpectWithOffset(1, string(r.raw)).To(HavePrefix("event: starting\n"))
-	event, data := finalFrame(r.raw)
-	ExpectWithOffset(1, event).To(Equal("finished"), "%s", r.raw)
+	ExpectWithOffset(1, r.ContentType).To(Equal("text/event-stream"))
+	ExpectWithOffset(1, string(r.Raw)).To(HavePrefix("event: starting\n"))
+	event, data := finalFrame(r.Raw)
+	ExpectWithOffset(1, event).To(Equal("finished"), "%s", r.Raw)
 	return data
 }
 
@@ -98,7 +98,7 @@ var _ = Describe("a session over /v1", func() {
 				To(ContainSubstring(`"message":"signed up ada@example.com"`))
 
 			r := call(http.MethodPost, "/v1/sessions/"+id+"/end", "", nil)
-			Expect(r.status).To(Equal(http.StatusOK))
+			Expect(r.Status).To(Equal(http.StatusOK))
 		},
 		Entry("plain", false),
 		Entry("streamed", true),
@@ -109,7 +109,7 @@ var _ = Describe("a session over /v1", func() {
 		pid := runnerPID(id)
 		Expect(len(procs.SessionMembers(pid))).To(BeNumerically(">", 1), "the runner and its Chromium")
 		r := call(http.MethodPost, "/v1/sessions/"+id+"/end", "", nil)
-		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.Status).To(Equal(http.StatusOK))
 		Eventually(func() []int { return procs.SessionMembers(pid) }, 15*time.Second).Should(BeEmpty())
 		Eventually(func() bool {
 			err := k8s.Get(ctx, types.NamespacedName{Namespace: stack.Namespace(), Name: controllers.RunnerPodName(id)}, &corev1.Pod{})
@@ -125,9 +125,9 @@ var _ = Describe("a session over /v1", func() {
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, id).Status.Phase }).Should(Equal(v1alpha1.BrowserSessionFailed))
 		Expect(session(ctx, id).Status.Message).NotTo(BeEmpty())
 		r := call(http.MethodPost, "/v1/sessions/"+id+"/act", `{"input": {"selector": "body", "method": "click", "description": "x"}}`, nil)
-		Expect(r.status).To(Equal(http.StatusConflict), "%s", r.raw)
-		Expect(r.json()).To(HaveKeyWithValue("code", "SESSION_ENDED"))
-		Expect(r.json()["error"]).To(ContainSubstring("failed"))
+		Expect(r.Status).To(Equal(http.StatusConflict), "%s", r.Raw)
+		Expect(r.JSON()).To(HaveKeyWithValue("code", "SESSION_ENDED"))
+		Expect(r.JSON()["error"]).To(ContainSubstring("failed"))
 		// Chromium went with its runner.
 		Eventually(func() []int { return procs.SessionMembers(pid) }, 15*time.Second).Should(BeEmpty())
 	})
@@ -148,13 +148,13 @@ var _ = Describe("a session over /v1", func() {
 			Expect(session(ctx, id).Status.Phase).To(Equal(v1alpha1.BrowserSessionReady))
 			pids[i] = runnerPID(id)
 			r := call(http.MethodPost, "/v1/sessions/"+id+"/navigate", fmt.Sprintf(`{"url": %q}`, pageURL("list.html")), nil)
-			Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
+			Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		}
 		for _, id := range ids {
 			wg.Go(func() {
 				defer GinkgoRecover()
 				r := call(http.MethodPost, "/v1/sessions/"+id+"/end", "", nil)
-				Expect(r.status).To(Equal(http.StatusOK))
+				Expect(r.Status).To(Equal(http.StatusOK))
 			})
 		}
 		wg.Wait()
@@ -201,11 +201,11 @@ var _ = Describe("a restart of the stack", func() {
 		// it failed, saying why.
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, id).Status.Phase }).Should(Equal(v1alpha1.BrowserSessionFailed))
 		r := call(http.MethodGet, "/v1/sessions/"+id, "", nil)
-		Expect(r.status).To(Equal(http.StatusOK), "%s", r.raw)
-		Expect(r.data()).To(HaveKeyWithValue("phase", "Failed"))
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		Expect(r.Data()).To(HaveKeyWithValue("phase", "Failed"))
 		// The key still works for new sessions.
 		id = startSession()
 		r = call(http.MethodPost, "/v1/sessions/"+id+"/end", "", nil)
-		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.Status).To(Equal(http.StatusOK))
 	})
 })

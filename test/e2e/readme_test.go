@@ -88,8 +88,8 @@ func elementID(pageText, line string) string {
 // pageText is the session's page snapshot.
 func pageText(id string) string {
 	r := call(http.MethodPost, "/v1/sessions/"+id+"/extract", `{}`, nil)
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%s", r.raw)
-	return r.data()["result"].(map[string]any)["pageText"].(string)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	return r.Data()["result"].(map[string]any)["pageText"].(string)
 }
 
 var _ = Describe("the README's quick start", func() {

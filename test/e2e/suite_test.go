@@ -25,14 +25,11 @@ package e2e_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +43,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
 	"github.com/browserfleet/browserfleet/test/devstack"
 	"github.com/browserfleet/browserfleet/test/framework"
@@ -118,48 +116,19 @@ func startStack() {
 }
 
 // response is a finished HTTP call.
-type response struct {
-	status      int
-	contentType string
-	raw         []byte
-}
-
-func (r response) json() map[string]any {
-	var m map[string]any
-	ExpectWithOffset(1, json.Unmarshal(r.raw, &m)).To(Succeed(), "reply %s", r.raw)
-	return m
-}
-
-func (r response) data() map[string]any {
-	d, ok := r.json()["data"].(map[string]any)
-	ExpectWithOffset(1, ok).To(BeTrue(), "no data in %s", r.raw)
-	return d
-}
+type response = apitest.Response
 
 // call makes one /v1 call with the stack's key.
 func call(method, path, body string, headers map[string]string) response {
-	req, err := http.NewRequest(method, stack.APIURL()+path, strings.NewReader(body))
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	req.Header.Set("x-svc-api-key", stack.APIKey())
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), raw: raw}
+	GinkgoHelper()
+	return apitest.Do(context.Background(), http.DefaultClient, stack.APIURL(), method, path, stack.APIKey(), body, headers)
 }
 
 // startSession starts a session over /v1 and returns its id.
 func startSession() string {
 	r := call(http.MethodPost, "/v1/sessions/start", `{"modelName": "openai/gpt-test"}`, map[string]string{"x-model-api-key": "sk-e2e"})
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "start: %s", r.raw)
-	return r.data()["sessionId"].(string)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), "start: %s", r.Raw)
+	return r.Data()["sessionId"].(string)
 }
 
 // session reads a session through the stack's kubeconfig.

@@ -36,12 +36,12 @@ const CodeAgentFailed = "AGENT_FAILED"
 
 // agentResult is agentExecute's data.result, in the spec's shape.
 type agentResult struct {
-	Success   bool                   `json:"success"`
-	Message   string                 `json:"message"`
-	Actions   []agentAction          `json:"actions"`
-	Completed bool                   `json:"completed"`
-	Metadata  map[string]interface{} `json:"metadata"`
-	Usage     agentUsage             `json:"usage"`
+	Success   bool           `json:"success"`
+	Message   string         `json:"message"`
+	Actions   []agentAction  `json:"actions"`
+	Completed bool           `json:"completed"`
+	Metadata  map[string]any `json:"metadata"`
+	Usage     agentUsage     `json:"usage"`
 }
 
 type agentAction struct {
@@ -179,7 +179,7 @@ func agentUsageOf(u *v1alpha1.Usage) agentUsage {
 }
 
 func agentResultOf(t *v1alpha1.AgentTask) agentResult {
-	out := agentResult{Actions: []agentAction{}, Metadata: map[string]interface{}{}, Usage: agentUsageOf(t.Status.Usage)}
+	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
 	if res := t.Status.Result; res != nil {
 		out.Success, out.Message, out.Completed = res.Success, res.Message, res.Completed
 		for _, a := range res.Actions {

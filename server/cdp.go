@@ -137,12 +137,7 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
 		return
 	}
-	if over(bs) {
-		writeError(w, http.StatusConflict, CodeSessionEnded, "session "+bs.Name+" has ended")
-		return
-	}
-	if phaseOf(bs) != v1alpha1.BrowserSessionReady || bs.Status.Endpoint == "" {
-		writeError(w, http.StatusConflict, CodeSessionNotReady, "session "+bs.Name+" is not Ready")
+	if refuseUnready(w, bs) {
 		return
 	}
 	runnerTok, err := s.runnerToken(r.Context(), bs)

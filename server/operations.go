@@ -68,9 +68,15 @@ type operation struct {
 // operations. It answers the call itself when not.
 func (s *server) readySession(w http.ResponseWriter, r *http.Request, project apikey.Project) (*v1alpha1.BrowserSession, bool) {
 	bs, ok := s.pathSession(w, r, project)
-	if !ok {
+	if !ok || refuseUnready(w, bs) {
 		return nil, false
 	}
+	return bs, true
+}
+
+// refuseUnready answers 409 for a session that cannot take calls (it is
+// over, or not Ready yet) and reports whether it did.
+func refuseUnready(w http.ResponseWriter, bs *v1alpha1.BrowserSession) bool {
 	if over(bs) {
 		msg := fmt.Sprintf("session %s has %s", bs.Name, strings.ToLower(string(phaseOfEnded(bs))))
 		if phaseOf(bs) == v1alpha1.BrowserSessionEnding {
@@ -80,14 +86,14 @@ func (s *server) readySession(w http.ResponseWriter, r *http.Request, project ap
 			msg += ": " + bs.Status.Message
 		}
 		writeError(w, http.StatusConflict, CodeSessionEnded, msg)
-		return nil, false
+		return true
 	}
 	if phaseOf(bs) != v1alpha1.BrowserSessionReady || bs.Status.Endpoint == "" {
 		writeError(w, http.StatusConflict, CodeSessionNotReady,
 			fmt.Sprintf("session %s is %s, not Ready; wait for it to be Ready", bs.Name, phaseOf(bs)))
-		return nil, false
+		return true
 	}
-	return bs, true
+	return false
 }
 
 // operate runs op on the session's runner and answers the call, plainly or
@@ -360,8 +366,6 @@ func replayResult(result any, err error) any {
 // model is recorded by name only (its key and headers stay out), variables
 // by name only (their values are often passwords).
 
-func modelParam(m *rpc.ModelConfig) string { return modelName(m) }
-
 func variableNames(v rpc.Variables) []string {
 	if len(v) == 0 {
 		return nil
@@ -387,7 +391,7 @@ func actParams(req *rpc.ActRequest) any {
 	if req.Input.Action != nil {
 		input = req.Input.Action
 	}
-	return actParamsView{Input: input, Model: modelParam(req.Options.Model), Variables: variableNames(req.Options.Variables),
+	return actParamsView{Input: input, Model: modelName(req.Options.Model), Variables: variableNames(req.Options.Variables),
 		TimeoutMs: req.Options.Timeout, FrameID: req.FrameID}
 }
 
@@ -402,7 +406,7 @@ type observeParamsView struct {
 }
 
 func observeParams(req *rpc.ObserveRequest) any {
-	return observeParamsView{Instruction: req.Instruction, Model: modelParam(req.Options.Model),
+	return observeParamsView{Instruction: req.Instruction, Model: modelName(req.Options.Model),
 		Variables: variableNames(req.Options.Variables), TimeoutMs: req.Options.Timeout,
 		Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors, FrameID: req.FrameID}
 }
@@ -419,7 +423,7 @@ type extractParamsView struct {
 }
 
 func extractParams(req *rpc.ExtractRequest) any {
-	return extractParamsView{Instruction: req.Instruction, Schema: req.Schema, Model: modelParam(req.Options.Model),
+	return extractParamsView{Instruction: req.Instruction, Schema: req.Schema, Model: modelName(req.Options.Model),
 		TimeoutMs: req.Options.Timeout, Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
 		Screenshot: req.Options.Screenshot, FrameID: req.FrameID}
 }

@@ -17,7 +17,6 @@ limitations under the License.
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -107,7 +106,7 @@ func (s streamed) failIssues(message string, issues []serverv1.Issue) {
 // flusher.
 func (s *server) openStream(w http.ResponseWriter) (*sse.Stream, bool) {
 	st, err := sse.New(w)
-	if errors.Is(err, sse.ErrFlushNotSupported) || err != nil {
+	if err != nil {
 		s.log.Error(err, "opening an event stream")
 		writeInternal(w)
 		return nil, false

@@ -15,7 +15,8 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate deepcopy code.
+generate: ## Generate deepcopy code, and the launch switch rules and docs from api/v1alpha1/launchargs.go.
+	go run ./hack/launchargs
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
@@ -26,8 +27,8 @@ manifests: ## Generate CRDs and RBAC.
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail when generated files are not current.
-	@git diff --exit-code -- api config charts/browserfleet/crds || { echo "generated files are stale: run 'make generate manifests' and commit the result"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config charts/browserfleet/crds)" || { git status --porcelain -- api config charts/browserfleet/crds; echo "generated files are not committed"; exit 1; }
+	@git diff --exit-code -- api config charts/browserfleet/crds docs/launch-args.md || { echo "generated files are stale: run 'make generate manifests' and commit the result"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts/browserfleet/crds docs/launch-args.md)" || { git status --porcelain -- api config charts/browserfleet/crds docs/launch-args.md; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
 fmt: ## Format the Go code.

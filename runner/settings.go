@@ -144,7 +144,7 @@ func newSettings(cfg *Config) (*settings, error) {
 
 	var errs []error
 	for _, a := range lo.Args {
-		f, err := parseArg(a)
+		f, err := parseArg(string(a))
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -138,7 +138,7 @@ func TestSettings(t *testing.T) {
 				lo.ChromiumSandbox = ptrTo(true)
 				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
 				lo.Locale = "pt_BR"
-				lo.Args = []string{"--force-dark-mode", "--disable-quic=false", "--window-size=800,600"}
+				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--disable-quic=false", "--window-size=800,600"}
 				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-extensions"}
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
@@ -191,12 +191,12 @@ func TestSettings(t *testing.T) {
 		},
 		{
 			name:    "remote debugging address refused",
-			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--remote-debugging-address=0.0.0.0"} }),
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []v1alpha1.LaunchArg{"--remote-debugging-address=0.0.0.0"} }),
 			wantErr: "--remote-debugging-address is not allowed",
 		},
 		{
 			name:    "positional argument refused",
-			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"https://example.com"} }),
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []v1alpha1.LaunchArg{"https://example.com"} }),
 			wantErr: "not a --switch",
 		},
 		{
@@ -211,7 +211,7 @@ func TestSettings(t *testing.T) {
 			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
 				lo.CDPURL = "wss://browser.example/devtools/browser/x?token=abc"
 				lo.ConnectTimeoutMs = ptrTo(int32(2500))
-				lo.Args = []string{"--foo"}
+				lo.Args = []v1alpha1.LaunchArg{"--foo"}
 			}),
 			check: func(t *testing.T, s *settings, _ map[string]any) {
 				if s.attach == nil {

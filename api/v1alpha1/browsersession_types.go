@@ -123,14 +123,18 @@ type BrowserConfig struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.preserveUserDataDir) || !self.preserveUserDataDir || has(self.userDataDir)",message="preserveUserDataDir requires userDataDir",fieldPath=".preserveUserDataDir"
 // +kubebuilder:validation:XValidation:rule="!has(self.ignoreAllDefaultArgs) || !self.ignoreAllDefaultArgs || !has(self.ignoreDefaultArgs)",message="ignoreDefaultArgs and ignoreAllDefaultArgs are mutually exclusive",fieldPath=".ignoreDefaultArgs"
 type LaunchOptions struct {
-	// args are extra Chromium command-line arguments.
+	// args are extra Chromium switches, each `--name` or `--name=value`,
+	// from the allowlist of docs/launch-args.md; any other switch is
+	// refused.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MaxLength=1024
 	// +listType=atomic
-	Args []string `json:"args,omitempty"`
+	Args []LaunchArg `json:"args,omitempty"`
 
-	// executablePath is the browser binary inside the runner image.
+	// executablePath is the browser binary inside the runner image. Only
+	// the paths the operator lists (the manager's
+	// --runner-allowed-executable) are accepted; a session naming another
+	// fails.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	ExecutablePath string `json:"executablePath,omitempty"`
@@ -141,9 +145,12 @@ type LaunchOptions struct {
 	// +kubebuilder:validation:Maximum=65535
 	Port *int32 `json:"port,omitempty"`
 
-	// userDataDir is the browser profile directory inside the runner pod.
+	// userDataDir names the browser profile: a directory name, never a
+	// path, which the runner keeps under its data directory
+	// (`<data-dir>/profiles/<name>`).
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 	UserDataDir string `json:"userDataDir,omitempty"`
 
 	// preserveUserDataDir keeps userDataDir when the browser closes.
@@ -219,9 +226,12 @@ type LaunchOptions struct {
 	// +kubebuilder:validation:Maximum=600000
 	ConnectTimeoutMs *int32 `json:"connectTimeoutMs,omitempty"`
 
-	// downloadsPath is where downloads are saved inside the runner pod.
+	// downloadsPath names the directory downloads are saved in: a
+	// directory name, never a path, which the runner keeps under its data
+	// directory (`<data-dir>/downloads/<name>`).
 	// +optional
-	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 	DownloadsPath string `json:"downloadsPath,omitempty"`
 
 	// acceptDownloads lets pages download files.
@@ -602,6 +612,10 @@ const (
 	// BrowserSessionReasonPodDeleted: the runner pod was deleted, or is being
 	// deleted, without the session being ended.
 	BrowserSessionReasonPodDeleted = "PodDeleted"
+	// BrowserSessionReasonExecutableNotAllowed: the session's
+	// launchOptions.executablePath is not one the operator allows; no
+	// runner pod was created.
+	BrowserSessionReasonExecutableNotAllowed = "ExecutableNotAllowed"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.

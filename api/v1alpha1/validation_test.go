@@ -18,6 +18,8 @@ package v1alpha1_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,6 +221,117 @@ spec:
 	})
 })
 
+// localSession is a session manifest with a local browser and these launch
+// options (a YAML flow mapping).
+func localSession(launchOptions string) string {
+	return session + "  model: {name: openai/gpt-4o}\n  browser: {type: local, launchOptions: " + launchOptions + "}"
+}
+
+// withArgs is a local session manifest with these launch switches.
+func withArgs(args ...string) string {
+	raw, err := json.Marshal(args)
+	Expect(err).NotTo(HaveOccurred())
+	return localSession("{args: " + string(raw) + "}")
+}
+
+var _ = Describe("Launch options", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+	refused := func(ctx context.Context, manifest string, match gtypes.GomegaMatcher) {
+		GinkgoHelper()
+		Expect(apply(ctx, ns, manifest)).To(match)
+		var sessions v1alpha1.BrowserSessionList
+		Expect(k8sClient.List(ctx, &sessions, client.InNamespace(ns))).To(Succeed())
+		Expect(sessions.Items).To(BeEmpty(), "a refused manifest creates nothing")
+	}
+
+	DescribeTable("refuses a switch off the allowlist, or a value it does not allow, naming the item",
+		func(ctx SpecContext, arg, message string) {
+			// Allowed switches before it, so that the index shows.
+			refused(ctx, withArgs("--mute-audio", "--lang=de-DE", "--hide-scrollbars", arg),
+				BeInvalidError("spec.browser.launchOptions.args[3]", message))
+		},
+		Entry("the issue's command execution", `--renderer-cmd-prefix=/bin/sh -c id>/tmp/out;exec${IFS}"$0"${IFS}"$@"`, "is not an allowed Chromium switch"),
+		Entry("--utility-cmd-prefix", "--utility-cmd-prefix=/bin/sh", "is not an allowed Chromium switch"),
+		Entry("--gpu-launcher", "--gpu-launcher=/bin/sh -c id", "is not an allowed Chromium switch"),
+		Entry("--browser-subprocess-path", "--browser-subprocess-path=/bin/sh", "is not an allowed Chromium switch"),
+		Entry("--disable-web-security", "--disable-web-security", "is not an allowed Chromium switch"),
+		Entry("--remote-allow-origins", "--remote-allow-origins=*", "is not an allowed Chromium switch"),
+		Entry("--load-extension", "--load-extension=/tmp/ext", "is not an allowed Chromium switch"),
+		Entry("--remote-debugging-port", "--remote-debugging-port=9222", "is not an allowed Chromium switch"),
+		Entry("--remote-debugging-address", "--remote-debugging-address=0.0.0.0", "is not an allowed Chromium switch"),
+		Entry("--remote-debugging-pipe", "--remote-debugging-pipe", "is not an allowed Chromium switch"),
+		Entry("--user-data-dir", "--user-data-dir=/etc", "is not an allowed Chromium switch"),
+		Entry("--proxy-server", "--proxy-server=http://127.0.0.1:3128", "is not an allowed Chromium switch"),
+		Entry("--proxy-pac-url", "--proxy-pac-url=http://127.0.0.1/p.pac", "is not an allowed Chromium switch"),
+		Entry("--proxy-bypass-list", "--proxy-bypass-list=*", "is not an allowed Chromium switch"),
+		Entry("--no-proxy-server", "--no-proxy-server", "is not an allowed Chromium switch"),
+		Entry("--host-resolver-rules", "--host-resolver-rules=MAP * 127.0.0.1", "is not an allowed Chromium switch"),
+		Entry("--host-rules", "--host-rules=MAP * 127.0.0.1", "is not an allowed Chromium switch"),
+		Entry("--log-file", "--log-file=/etc/passwd", "is not an allowed Chromium switch"),
+		Entry("--enable-logging", "--enable-logging=stderr", "is not an allowed Chromium switch"),
+		Entry("--js-flags", "--js-flags=--allow-natives-syntax", "is not an allowed Chromium switch"),
+		Entry("--use-file-for-fake-video-capture", "--use-file-for-fake-video-capture=/etc/shadow", "is not an allowed Chromium switch"),
+		Entry("--use-file-for-fake-audio-capture", "--use-file-for-fake-audio-capture=/etc/shadow", "is not an allowed Chromium switch"),
+		Entry("--disk-cache-dir", "--disk-cache-dir=/etc", "is not an allowed Chromium switch"),
+		Entry("--ignore-certificate-errors", "--ignore-certificate-errors", "is not an allowed Chromium switch"),
+		Entry("a single-dash spelling", "-renderer-cmd-prefix=/bin/sh", "is not an allowed Chromium switch"),
+		Entry("a positional argument", "https://example.com", "is not an allowed Chromium switch"),
+		Entry("a value for a switch that takes none", "--disable-gpu=1", "gives a value to a switch that takes none"),
+		Entry("a switch without its value", "--lang", "--lang takes a locale"),
+		Entry("a path for a locale", "--lang=../../etc/passwd", "--lang takes a locale"),
+		Entry("a control character in the user agent", "--user-agent=a\nb", "--user-agent takes"),
+		Entry("a feature off the list", "--disable-features=Translate,IsolateOrigins", "--disable-features takes a comma-separated list"),
+		Entry("an enabled feature off the list", "--enable-features=NetworkServiceInProcess", "--enable-features takes"),
+		Entry("a blink feature off the list", "--disable-blink-features=AutomationControlled,Foo", "--disable-blink-features takes"),
+	)
+
+	It("accepts every switch of the allowlist", func(ctx SpecContext) {
+		var args []string
+		for _, f := range v1alpha1.LaunchSwitchFamilies() {
+			for _, s := range f.Switches {
+				args = append(args, s.ExampleArg())
+			}
+		}
+		Expect(len(args)).To(BeNumerically("<=", 64))
+		Expect(apply(ctx, ns, withArgs(args...))).To(Succeed())
+	})
+
+	It("checks 64 switches of up to 1024 characters within the API server's CEL budget", func(ctx SpecContext) {
+		args := make([]string, 64)
+		// Refused for its value: every rule ran over every item.
+		for i := range args {
+			args[i] = "--user-agent=" + strings.Repeat("M", 1024-len("--user-agent="))
+		}
+		refused(ctx, withArgs(args...), BeInvalidError("spec.browser.launchOptions.args[63]", "--user-agent takes"))
+
+		long := strings.TrimSuffix("--disable-features="+strings.Repeat("CertificateTransparencyComponentUpdater,", 25), ",")
+		Expect(len(long)).To(BeNumerically(">", 1000))
+		for i := range args {
+			args[i] = long
+		}
+		Expect(apply(ctx, ns, withArgs(args...))).To(Succeed())
+	})
+
+	DescribeTable("refuses a directory that is not a plain name",
+		func(ctx SpecContext, field, value string) {
+			refused(ctx, localSession(fmt.Sprintf("{%s: %q}", field, value)),
+				BeInvalidError("spec.browser.launchOptions."+field, "should match"))
+		},
+		Entry("an absolute userDataDir", "userDataDir", "/etc"),
+		Entry("a userDataDir that climbs", "userDataDir", ".."),
+		Entry("a userDataDir of two segments", "userDataDir", "profiles/a"),
+		Entry("the current directory as userDataDir", "userDataDir", "."),
+		Entry("an absolute downloadsPath", "downloadsPath", "/tmp/downloads"),
+		Entry("a downloadsPath that climbs", "downloadsPath", "../../etc"),
+	)
+
+	It("accepts directory names", func(ctx SpecContext) {
+		Expect(apply(ctx, ns, localSession(`{userDataDir: profile-1, preserveUserDataDir: true, downloadsPath: dl.2026}`))).To(Succeed())
+	})
+})
+
 var _ = Describe("kubectl", func() {
 	var ns string
 	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
@@ -253,6 +366,15 @@ var _ = Describe("kubectl", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(errOut).To(ContainSubstring(`spec.cloudSessionCreateParams.region: Unsupported value: "moon-base-1"`))
 		Expect(errOut).To(ContainSubstring("spec.cloudSessionCreateParams.proxies[0].geolocation.country: Required value"))
+	})
+
+	It("refuses a launch switch off the allowlist with the item named", func() {
+		path := filepath.Join(GinkgoT().TempDir(), "exec.yaml")
+		Expect(os.WriteFile(path, []byte(withArgs("--lang=fr", `--renderer-cmd-prefix=/bin/sh -c id>/tmp/out;exec${IFS}"$0"${IFS}"$@"`)), 0o600)).To(Succeed())
+		_, errOut, err := fw.Kubectl("apply", "-n", ns, "-f", path)
+		Expect(err).To(HaveOccurred())
+		Expect(errOut).To(ContainSubstring("spec.browser.launchOptions.args[1]: Invalid value"))
+		Expect(errOut).To(ContainSubstring("is not an allowed Chromium switch"))
 	})
 
 	It("refuses an unknown field, as strict validation does by default", func() {

@@ -155,7 +155,7 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 // the request Secret through ref.
 func launchOptions(lo *LaunchOptions, ref func(key, value string) *v1alpha1.SecretKeyReference) *v1alpha1.LaunchOptions {
 	out := &v1alpha1.LaunchOptions{
-		Args:                lo.Args,
+		Args:                launchArgs(lo.Args),
 		ExecutablePath:      lo.ExecutablePath,
 		Port:                int32Ptr(lo.Port),
 		UserDataDir:         lo.UserDataDir,
@@ -190,6 +190,19 @@ func launchOptions(lo *LaunchOptions, ref func(key, value string) *v1alpha1.Secr
 		if p.Password != "" {
 			out.Proxy.PasswordSecretRef = ref(SecretKeyLaunchProxyPassword, p.Password)
 		}
+	}
+	return out
+}
+
+// launchArgs maps the switches; DecodeStart checked them against the
+// allowlist.
+func launchArgs(args []string) []v1alpha1.LaunchArg {
+	if args == nil {
+		return nil
+	}
+	out := make([]v1alpha1.LaunchArg, len(args))
+	for i, a := range args {
+		out[i] = v1alpha1.LaunchArg(a)
 	}
 	return out
 }

@@ -124,7 +124,7 @@ func TestToSession(t *testing.T) {
 			wantSpec: v1alpha1.BrowserSessionSpec{
 				Model: v1alpha1.ModelSpec{Name: "google/gemini-2.5-flash"},
 				Browser: &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURL: "ws://h:9222", LaunchOptions: &v1alpha1.LaunchOptions{
-					Args: []string{"--lang=fr"}, Headless: ptr(true), IgnoreAllDefaultArgs: ptr(true), Port: ptr(int32(9222)),
+					Args: []v1alpha1.LaunchArg{"--lang=fr"}, Headless: ptr(true), IgnoreAllDefaultArgs: ptr(true), Port: ptr(int32(9222)),
 					UserDataDir: "/tmp/p", PreserveUserDataDir: ptr(true),
 					Proxy:  &v1alpha1.LaunchProxy{Server: "http://proxy:3128", Bypass: "localhost", Username: "me", PasswordSecretRef: secretRef("launch-proxy-password")},
 					Locale: "fr-FR", Viewport: &v1alpha1.Viewport{Width: 1280, Height: 720}, DeviceScaleFactor: ptr(1.5),

@@ -65,6 +65,8 @@ type Browser struct {
 	version     string
 	auth        *proxyAuth
 
+	// removeAtClose are the directories the runner made for the browser
+	// and removes at close; never one a session named that existed before.
 	removeAtClose []string
 
 	closing   atomic.Bool
@@ -159,7 +161,8 @@ func (b *Browser) Version() string { return b.version }
 
 // Close ends the browser: gracefully (Browser.close, so a preserved profile
 // is flushed) within ctx, then by killing its process group. It removes the
-// temporary profile and downloads, and a userDataDir that is not preserved.
+// temporary profile and downloads, and a userDataDir it made that is not
+// preserved; nothing that existed before.
 // An attached browser keeps running; only the runner's tab is closed.
 func (b *Browser) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() {

@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +74,18 @@ type Config struct {
 	// session Failed; meanwhile /healthz and calls report the crash. Zero
 	// keeps the runner serving its 503s until it is stopped.
 	CrashExitDelay time.Duration
+	// DataDir holds the directories sessions name: launchOptions.userDataDir
+	// is <DataDir>/profiles/<name>, downloadsPath <DataDir>/downloads/<name>.
+	// Empty: DefaultDataDir().
+	DataDir string
+	// AllowedExecutables are the browser binaries a session's
+	// launchOptions.executablePath may name, besides ChromiumPath.
+	AllowedExecutables []string
 }
+
+// DefaultDataDir is the data directory when none is configured: under the
+// temporary directory, which in a runner pod is its writable /tmp.
+func DefaultDataDir() string { return filepath.Join(os.TempDir(), "browserfleet") }
 
 // SessionSecrets are the secret values of a session, each from the
 // environment variable runner/rpc names for it.

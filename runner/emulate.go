@@ -63,7 +63,11 @@ func (b *Browser) setup(ctx context.Context) error {
 	}
 
 	p := s.profile
-	ua := emulation.SetUserAgentOverride(p.userAgent(b.version)).
+	userAgent := p.userAgent(b.version)
+	if s.userAgent != "" {
+		userAgent = s.userAgent
+	}
+	ua := emulation.SetUserAgentOverride(userAgent).
 		WithPlatform(p.platform()).
 		WithUserAgentMetadata(p.metadata(b.version))
 	if s.locale != "" {
@@ -117,8 +121,9 @@ func (b *Browser) setupDownloads(ctx context.Context) error {
 		}
 		dir = d
 		b.removeAtClose = append(b.removeAtClose, d)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating downloadsPath: %w", err)
+	} else if _, err := makeDir(dir); err != nil {
+		// A named downloads directory is kept, made now or not.
+		return fmt.Errorf("creating the directory of downloadsPath: %w", err)
 	}
 	// Download events let Navigate tell a response that became a download
 	// from a navigation that failed (both abort the navigation).

@@ -74,11 +74,13 @@ func TestDownloadLandsInDownloadsPath(t *testing.T) {
 		w.Header().Set("Content-Disposition", `attachment; filename="report.txt"`)
 		w.Write([]byte(content))
 	}))
-	dir := filepath.Join(t.TempDir(), "downloads")
-	b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+	cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
 		lo.AcceptDownloads = ptrTo(true)
-		lo.DownloadsPath = dir
-	})))
+		lo.DownloadsPath = "reports"
+	}))
+	cfg.DataDir = t.TempDir()
+	dir := filepath.Join(cfg.DataDir, "downloads", "reports")
+	b := startTestBrowser(t, cfg)
 	want(t, "DownloadsDir", b.DownloadsDir(), dir)
 	mustNavigate(t, b, srv.URL+"/report")
 	file := filepath.Join(dir, "report.txt")
@@ -143,30 +145,44 @@ func TestBlockAds(t *testing.T) {
 	want(t, "tracker image loaded", loaded["tracker"], false)
 }
 
-func TestUserDataDir(t *testing.T) {
+// TestUserDataDirRemovesOnlyWhatTheRunnerMade: the runner removes a
+// profile at close only when it made it; what existed before, and any path a
+// session names, stays. Each case works in a scratch directory holding a
+// canary file.
+func TestUserDataDirRemovesOnlyWhatTheRunnerMade(t *testing.T) {
+	const canary = "canary.txt"
 	tests := []struct {
 		name      string
-		dir       bool // set userDataDir
+		dir       string // userDataDir; "" for a temporary profile
+		existed   bool   // the profile exists, with a canary, before the start
 		preserve  bool
 		wantAfter bool // the profile exists after Close
 	}{
-		{name: "preserved", dir: true, preserve: true, wantAfter: true},
-		{name: "given and not preserved", dir: true, preserve: false, wantAfter: false},
-		{name: "temporary", dir: false, wantAfter: false},
+		{name: "made and not preserved", dir: "profile", wantAfter: false},
+		{name: "made and preserved", dir: "profile", preserve: true, wantAfter: true},
+		{name: "existed and not preserved", dir: "profile", existed: true, wantAfter: true},
+		{name: "temporary", wantAfter: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "profile")
-			b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
-				if tt.dir {
-					lo.UserDataDir = dir
+			scratch := t.TempDir()
+			writeCanary(t, filepath.Join(scratch, canary))
+			cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.UserDataDir = tt.dir
+				if tt.dir != "" {
 					lo.PreserveUserDataDir = ptrTo(tt.preserve)
 				}
-			})))
-			if tt.dir {
-				want(t, "UserDataDir", b.UserDataDir(), dir)
+			}))
+			cfg.DataDir = scratch
+			profile := filepath.Join(scratch, "profiles", tt.dir)
+			if tt.existed {
+				writeCanary(t, filepath.Join(profile, canary))
 			}
-			profile := b.UserDataDir()
+			b := startTestBrowser(t, cfg)
+			if tt.dir != "" {
+				want(t, "UserDataDir", b.UserDataDir(), profile)
+			}
+			profile = b.UserDataDir()
 			if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
 				// Chromium writes Local State at start; if it has not
 				// yet, its port file proves the directory is the profile.
@@ -182,14 +198,74 @@ func TestUserDataDir(t *testing.T) {
 			_, err := os.Stat(profile)
 			switch {
 			case tt.wantAfter && err != nil:
-				t.Errorf("the preserved profile is gone: %v", err)
+				t.Errorf("the profile is gone: %v", err)
 			case tt.wantAfter:
 				if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
-					t.Errorf("the preserved profile lacks Local State: %v", err)
+					t.Errorf("the kept profile lacks Local State: %v", err)
 				}
 			case !tt.wantAfter && err == nil:
 				t.Errorf("the profile %s outlived the browser", profile)
 			}
+			checkCanary(t, filepath.Join(scratch, canary))
+			if tt.existed {
+				checkCanary(t, filepath.Join(profile, canary))
+			}
 		})
+	}
+}
+
+// TestNamedPathsAreRefused: a userDataDir or downloadsPath that is a path,
+// not a name, never reaches the file system; the issue's report is a
+// userDataDir of /etc that the runner removed when the session ended. The
+// paths here are a scratch directory holding a canary, never a system
+// path.
+func TestNamedPathsAreRefused(t *testing.T) {
+	scratch := t.TempDir()
+	writeCanary(t, filepath.Join(scratch, "canary.txt"))
+	for _, tt := range []struct {
+		name  string
+		set   func(lo *v1alpha1.LaunchOptions)
+		field string
+	}{
+		{"an absolute userDataDir", func(lo *v1alpha1.LaunchOptions) { lo.UserDataDir = scratch }, "launchOptions.userDataDir"},
+		{"a userDataDir that climbs out", func(lo *v1alpha1.LaunchOptions) { lo.UserDataDir = ".." }, "launchOptions.userDataDir"},
+		{"a userDataDir of two segments", func(lo *v1alpha1.LaunchOptions) { lo.UserDataDir = "../" + filepath.Base(scratch) }, "launchOptions.userDataDir"},
+		{"an absolute downloadsPath", func(lo *v1alpha1.LaunchOptions) { lo.DownloadsPath = scratch }, "launchOptions.downloadsPath"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(launchOptions(tt.set))
+			cfg.DataDir = filepath.Join(scratch, "data")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			log, _ := testLogger(t)
+			b, err := StartBrowser(ctx, cfg, log)
+			if err == nil {
+				_ = b.Close(ctx)
+				t.Fatal("StartBrowser accepted a path")
+			}
+			wantContains(t, "error", err.Error(), tt.field, "is not a directory name")
+			checkCanary(t, filepath.Join(scratch, "canary.txt"))
+			if _, err := os.Stat(cfg.DataDir); err == nil {
+				t.Errorf("the refused session made %s", cfg.DataDir)
+			}
+		})
+	}
+}
+
+func writeCanary(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("still here"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkCanary(t *testing.T, path string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "still here" {
+		t.Errorf("the canary %s did not survive: %q, %v", path, got, err)
 	}
 }

@@ -19,8 +19,10 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -36,25 +38,12 @@ import (
 
 // defaultFlags are the switches every launched Chromium gets, unless the
 // session drops them with ignoreDefaultArgs (by name) or
-// ignoreAllDefaultArgs. The first group is what a closed network needs:
-// nothing that phones home, so nothing waits on a connection that never
-// comes. The rest is Puppeteer's long-standing set for automation:
-// background work off, no first-run UI, predictable rendering.
+// ignoreAllDefaultArgs: Puppeteer's long-standing set for automation,
+// background work off, no first-run UI, predictable rendering. What the
+// runner relies on for safety is not among them: see safetyFlags.
 var defaultFlags = []flag{
-	{"disable-background-networking", true},
-	{"disable-component-update", true},
-	{"disable-sync", true},
 	{"no-first-run", true},
-	{"disable-quic", true},
-	{"disable-domain-reliability", true},
-	{"no-pings", true},
-	{"safebrowsing-disable-auto-update", true},
-	{"metrics-recording-only", true},
-	{"disable-breakpad", true},
-
 	{"no-default-browser-check", true},
-	{"disable-default-apps", true},
-	{"disable-extensions", true},
 	{"disable-client-side-phishing-detection", true},
 	{"disable-hang-monitor", true},
 	{"disable-popup-blocking", true},
@@ -65,8 +54,32 @@ var defaultFlags = []flag{
 	{"disable-renderer-backgrounding", true},
 	{"disable-features", "Translate,MediaRouter,OptimizationHints"},
 	{"force-color-profile", "srgb"},
-	{"password-store", "basic"},
-	{"use-mock-keychain", true},
+}
+
+// safetyFlags are the switches the runner relies on to keep the browser to
+// its session: nothing that phones home or fetches code (so that nothing
+// leaves the pod but what the session's pages ask for, and nothing waits on
+// a connection a closed network never completes), no QUIC (UDP that would
+// bypass a proxy), no extensions, no host keychain. They come after the
+// session's args, so that they win over any (the last assignment of a
+// switch wins), and no ignoreDefaultArgs removes them. Switches that pin the
+// browser's network belong here too.
+func (s *settings) safetyFlags() []flag {
+	return []flag{
+		{"disable-quic", true},
+		{"no-pings", true},
+		{"disable-background-networking", true},
+		{"disable-component-update", true},
+		{"disable-domain-reliability", true},
+		{"disable-sync", true},
+		{"safebrowsing-disable-auto-update", true},
+		{"metrics-recording-only", true},
+		{"disable-breakpad", true},
+		{"disable-extensions", true},
+		{"disable-default-apps", true},
+		{"password-store", "basic"},
+		{"use-mock-keychain", true},
+	}
 }
 
 // runnerEnvPrefix prefixes every variable the manager sets for the runner
@@ -74,8 +87,8 @@ var defaultFlags = []flag{
 const runnerEnvPrefix = "BROWSERFLEET_"
 
 // launchFlags are the switches of a launched Chromium: the defaults, those
-// that follow from the session's settings, then the session's own args,
-// which win over both.
+// that follow from the session's settings, the session's own args, which
+// win over both, and last the safety switches, which win over all.
 func (s *settings) launchFlags() []flag {
 	ignored := map[string]bool{}
 	for _, a := range s.ignoreDefaultArgs {
@@ -127,7 +140,8 @@ func (s *settings) launchFlags() []flag {
 	if s.port != 0 {
 		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
 	}
-	return append(flags, s.userArgs...)
+	flags = append(flags, s.userArgs...)
+	return append(flags, s.safetyFlags()...)
 }
 
 // acceptLanguage is the Accept-Language a locale sends: "de-DE" gives
@@ -152,10 +166,12 @@ func (b *Browser) launch(ctx context.Context) error {
 		dataDir = dir
 		b.removeAtClose = append(b.removeAtClose, dir)
 	} else {
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return fmt.Errorf("creating userDataDir: %w", err)
+		made, err := makeDir(dataDir)
+		if err != nil {
+			return fmt.Errorf("creating the profile of userDataDir: %w", err)
 		}
-		if !s.preserveUserDataDir {
+		// A profile that existed before is the session's to keep.
+		if made && !s.preserveUserDataDir {
 			b.removeAtClose = append(b.removeAtClose, dataDir)
 		}
 	}
@@ -288,20 +304,35 @@ func (w *lineLogger) Write(p []byte) (int, error) {
 	}
 }
 
-// removeDir removes a directory the runner created or was told not to
-// preserve. It refuses directories whose loss would hurt more than a
-// profile: the filesystem root, the temporary directory itself, $HOME.
-func removeDir(dir string) error {
-	abs, err := filepath.Abs(dir)
+// makeDir makes dir, a directory a session named under the data
+// directory, with its parents. It reports whether it made dir itself: the
+// runner removes only directories it made. An existing dir is used as it is,
+// unless it is not a directory (a symbolic link included).
+func makeDir(dir string) (made bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return false, err
+	}
+	err = os.Mkdir(dir, 0o700)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return false, err
+	}
+	fi, err := os.Lstat(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
-	abs = filepath.Clean(abs)
-	home, _ := os.UserHomeDir()
-	for _, keep := range []string{"/", filepath.Clean(os.TempDir()), filepath.Clean(home)} {
-		if abs == keep {
-			return fmt.Errorf("refusing to remove %s", abs)
-		}
+	if !fi.IsDir() {
+		return false, fmt.Errorf("%s exists and is not a directory", dir)
 	}
-	return os.RemoveAll(abs)
+	return false, nil
+}
+
+// removeDir removes a directory the runner made itself (MkdirTemp, or
+// makeDir of a name that did not exist): Browser.removeAtClose holds no
+// other. A path a session named, or one that existed before, is never
+// removed.
+func removeDir(dir string) error {
+	return os.RemoveAll(dir)
 }

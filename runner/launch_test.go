@@ -94,6 +94,16 @@ func TestLaunchSettingsVisibleToPage(t *testing.T) {
 			},
 		},
 		{
+			name: "a --user-agent switch",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Args = []v1alpha1.LaunchArg{"--user-agent=Mozilla/5.0 (X11; Linux x86_64) FleetBot/1.0"}
+			}),
+			check: func(t *testing.T, f pageFacts) {
+				want(t, "userAgent", f.UserAgent, "Mozilla/5.0 (X11; Linux x86_64) FleetBot/1.0")
+				want(t, "navigator.platform", f.Platform, "Linux x86_64")
+			},
+		},
+		{
 			name: "os mac",
 			spec: cloudSettings(&v1alpha1.BrowserSettings{OS: "mac"}),
 			check: func(t *testing.T, f pageFacts) {

@@ -165,11 +165,12 @@ func startRun(t *testing.T, cfg *Config, engine Engine) (base string, cancel con
 }
 
 func TestShutdownLeavesNoChromium(t *testing.T) {
-	dataDir := filepath.Join(t.TempDir(), "profile")
 	cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
-		lo.UserDataDir = dataDir
+		lo.UserDataDir = "profile"
 		lo.PreserveUserDataDir = ptrTo(true)
 	}))
+	cfg.DataDir = t.TempDir()
+	dataDir := filepath.Join(cfg.DataDir, "profiles", "profile")
 	engine := newTestEngine()
 	base, stop, result, logs := startRun(t, cfg, engine)
 	c := rpcClient{base: base, token: testToken}
@@ -234,10 +235,11 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	// The proxy wants another password, so the session's is refused and
 	// the refusal is reported: the error path must not leak it either.
 	_, proxySrv := newAuthProxy(t, "fleet", "the-password-the-proxy-wants", backend.URL)
-	dataDir := filepath.Join(t.TempDir(), "profile")
+	dataRoot := t.TempDir()
+	dataDir := filepath.Join(dataRoot, "profiles", "profile")
 
 	spec := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
-		lo.UserDataDir = dataDir
+		lo.UserDataDir = "profile"
 		lo.Proxy = &v1alpha1.LaunchProxy{
 			Server:            proxySrv.URL,
 			Username:          "fleet",
@@ -261,6 +263,7 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
+	cfg.DataDir = dataRoot
 
 	base, stop, result, logs := startRun(t, cfg, nil)
 	var bodies []string

@@ -20,10 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // DefaultConnectTimeout bounds attaching to a session's cdpUrl when
@@ -50,10 +52,13 @@ type settings struct {
 	ignoreAllDefaults bool
 	proxy             *proxySettings
 
+	// userDataDir is the profile's path under the data directory; empty
+	// means a temporary profile removed at close.
 	userDataDir         string
 	preserveUserDataDir bool
 
-	// downloadsPath empty means a temporary directory removed at close.
+	// downloadsPath is the downloads directory's path under the data
+	// directory; empty means a temporary directory removed at close.
 	downloadsPath     string
 	acceptDownloads   bool
 	downloadsExplicit bool
@@ -64,6 +69,9 @@ type settings struct {
 	profile deviceProfile
 	// locale is a BCP 47 tag ("de-DE"), or empty for Chromium's default.
 	locale string
+	// userAgent, from a --user-agent switch, replaces the profile's user
+	// agent string.
+	userAgent string
 
 	// notes say what the session asked for and the runner cannot do; they
 	// are logged once at start.
@@ -88,16 +96,6 @@ type proxySettings struct {
 type flag struct {
 	name  string
 	value any
-}
-
-// deniedArgs are switches a session may not pass: they would expose the
-// browser's DevTools endpoint without the runner's token, or fight the
-// runner for settings it manages.
-var deniedArgs = map[string]string{
-	"remote-debugging-address": "it would expose the browser's DevTools to the network without the runner's token",
-	"remote-debugging-pipe":    "the runner talks to the browser over its DevTools port",
-	"remote-debugging-port":    "use launchOptions.port",
-	"user-data-dir":            "use launchOptions.userDataDir",
 }
 
 func newSettings(cfg *Config) (*settings, error) {
@@ -127,27 +125,59 @@ func newSettings(cfg *Config) (*settings, error) {
 		sandbox:             deref(lo.ChromiumSandbox, false),
 		ignoreDefaultArgs:   lo.IgnoreDefaultArgs,
 		ignoreAllDefaults:   deref(lo.IgnoreAllDefaultArgs, false),
-		userDataDir:         lo.UserDataDir,
 		preserveUserDataDir: deref(lo.PreserveUserDataDir, false),
-		downloadsPath:       lo.DownloadsPath,
 		acceptDownloads:     deref(lo.AcceptDownloads, true),
 		downloadsExplicit:   lo.DownloadsPath != "" || lo.AcceptDownloads != nil,
 		ignoreHTTPSErrors:   deref(lo.IgnoreHTTPSErrors, false),
 		blockAds:            deref(bs.BlockAds, false),
 	}
-	if lo.ExecutablePath != "" {
-		s.execPath = lo.ExecutablePath
-	}
 	if lo.Port != nil {
 		s.port = *lo.Port
 	}
 
+	// The manager and the API check all of this first; the runner checks
+	// again, so that a session that reached it another way gets nothing
+	// the allowlists refuse.
 	var errs []error
-	for _, a := range lo.Args {
-		f, err := parseArg(string(a))
-		if err != nil {
-			errs = append(errs, err)
+	if p := lo.ExecutablePath; p != "" {
+		if p != cfg.ChromiumPath && !rpc.ExecutableAllowed(p, cfg.AllowedExecutables) {
+			errs = append(errs, fmt.Errorf("launchOptions.executablePath %q is not a browser this runner allows (its --chromium and --allowed-executable)", p))
+		} else {
+			s.execPath = p
+		}
+	}
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = DefaultDataDir()
+	}
+	for _, d := range []struct {
+		field, name, sub string
+		path             *string
+	}{
+		{"userDataDir", lo.UserDataDir, "profiles", &s.userDataDir},
+		{"downloadsPath", lo.DownloadsPath, "downloads", &s.downloadsPath},
+	} {
+		if d.name == "" {
 			continue
+		}
+		if err := v1alpha1.ValidateDataDirName(d.name); err != nil {
+			errs = append(errs, fmt.Errorf("launchOptions.%s: %w", d.field, err))
+			continue
+		}
+		*d.path = filepath.Join(dataDir, d.sub, d.name)
+	}
+	for i, a := range lo.Args {
+		name, value, err := v1alpha1.ParseLaunchArg(string(a))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("launchOptions.args[%d]: %w", i, err))
+			continue
+		}
+		f := flag{name: name, value: true}
+		if value != "" {
+			f.value = value
+		}
+		if name == "user-agent" {
+			s.userAgent = value
 		}
 		s.userArgs = append(s.userArgs, f)
 	}
@@ -269,26 +299,6 @@ func newSettings(cfg *Config) (*settings, error) {
 func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (deviceProfile, []string) {
 	p, more := chooseProfile(bs.OS, bs.Fingerprint)
 	return p, append(notes, more...)
-}
-
-// parseArg turns "--name=value" or "--name" into a flag. Positional
-// arguments are refused: Chromium would open them as URLs, and the runner
-// owns the first tab.
-func parseArg(a string) (flag, error) {
-	if !strings.HasPrefix(a, "-") {
-		return flag{}, fmt.Errorf("launchOptions.args: an argument that is not a --switch is not allowed")
-	}
-	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-	if name == "" {
-		return flag{}, fmt.Errorf("launchOptions.args: an empty switch is not allowed")
-	}
-	if why, denied := deniedArgs[name]; denied {
-		return flag{}, fmt.Errorf("launchOptions.args: --%s is not allowed: %s", name, why)
-	}
-	if !hasValue {
-		return flag{name: name, value: true}, nil
-	}
-	return flag{name: name, value: value}, nil
 }
 
 // validateProxyServer accepts what Chromium's --proxy-server takes for one

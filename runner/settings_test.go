@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -138,8 +139,8 @@ func TestSettings(t *testing.T) {
 				lo.ChromiumSandbox = ptrTo(true)
 				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
 				lo.Locale = "pt_BR"
-				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--disable-quic=false", "--window-size=800,600"}
-				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-extensions"}
+				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--window-size=800,600", "--password-store=basic", "--user-agent=Bot/1.0 (x)"}
+				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-popup-blocking", "--disable-quic", "disable-extensions"}
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
 				want(t, "--no-sandbox", flags["no-sandbox"], any(false))
@@ -150,13 +151,16 @@ func TestSettings(t *testing.T) {
 				want(t, "--force-dark-mode", flags["force-dark-mode"], any(true))
 				// The session's args win over what the runner would set.
 				want(t, "--window-size", flags["window-size"], any("800,600"))
-				want(t, "--disable-quic", flags["disable-quic"], any("false"))
-				if _, ok := flags["mute-audio"]; ok {
-					t.Error("--mute-audio is passed although ignored")
+				want(t, "--user-agent", flags["user-agent"], any("Bot/1.0 (x)"))
+				want(t, "user agent", s.userAgent, "Bot/1.0 (x)")
+				for _, f := range []string{"mute-audio", "disable-popup-blocking"} {
+					if _, ok := flags[f]; ok {
+						t.Errorf("--%s is passed although ignored", f)
+					}
 				}
-				if _, ok := flags["disable-extensions"]; ok {
-					t.Error("--disable-extensions is passed although ignored")
-				}
+				// Safety switches cannot be ignored.
+				want(t, "--disable-quic", flags["disable-quic"], any(true))
+				want(t, "--disable-extensions", flags["disable-extensions"], any(true))
 			},
 		},
 		{
@@ -165,13 +169,17 @@ func TestSettings(t *testing.T) {
 				lo.IgnoreAllDefaultArgs = ptrTo(true)
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
-				for _, f := range []string{"headless", "no-sandbox", "disable-sync"} {
+				for _, f := range []string{"headless", "no-sandbox", "no-first-run", "disable-features"} {
 					if _, ok := flags[f]; ok {
 						t.Errorf("--%s is passed although all defaults are ignored", f)
 					}
 				}
-				// What the session asked for explicitly stays.
+				// What the session asked for explicitly stays, and so do
+				// the safety switches.
 				want(t, "--window-size", flags["window-size"], any("1280,720"))
+				for _, f := range s.safetyFlags() {
+					want(t, "--"+f.name, flags[f.name], f.value)
+				}
 			},
 		},
 		{
@@ -190,14 +198,62 @@ func TestSettings(t *testing.T) {
 			},
 		},
 		{
-			name:    "remote debugging address refused",
-			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []v1alpha1.LaunchArg{"--remote-debugging-address=0.0.0.0"} }),
-			wantErr: "--remote-debugging-address is not allowed",
-		},
-		{
 			name:    "positional argument refused",
 			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []v1alpha1.LaunchArg{"https://example.com"} }),
-			wantErr: "not a --switch",
+			wantErr: "launchOptions.args[0]: \"https://example.com\" is not a --switch",
+		},
+		{
+			name: "a session's args cannot override a safety switch",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Args = []v1alpha1.LaunchArg{"--password-store=basic", "--disable-quic", "--disable-extensions"}
+			}),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				flags := s.launchFlags()
+				tail := flags[len(flags)-len(s.safetyFlags()):]
+				if diff := cmp.Diff(s.safetyFlags(), tail, cmp.AllowUnexported(flag{})); diff != "" {
+					t.Errorf("the safety switches are not last (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "names under the data directory",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.UserDataDir = "profile-1"
+				lo.DownloadsPath = "dl.2026"
+			}),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				want(t, "userDataDir", s.userDataDir, filepath.Join(testDataDir, "profiles", "profile-1"))
+				want(t, "downloadsPath", s.downloadsPath, filepath.Join(testDataDir, "downloads", "dl.2026"))
+			},
+		},
+		{
+			name:    "an absolute userDataDir refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.UserDataDir = "/etc" }),
+			wantErr: `launchOptions.userDataDir: "/etc" is not a directory name`,
+		},
+		{
+			name:    "a downloadsPath that climbs refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.DownloadsPath = ".." }),
+			wantErr: `launchOptions.downloadsPath: ".." is not a directory name`,
+		},
+		{
+			name:    "an executable the runner does not allow refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.ExecutablePath = "/bin/sh" }),
+			wantErr: `launchOptions.executablePath "/bin/sh" is not a browser this runner allows`,
+		},
+		{
+			name: "the runner's own chromium",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.ExecutablePath = DefaultChromiumPath }),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				want(t, "executable", s.execPath, DefaultChromiumPath)
+			},
+		},
+		{
+			name: "an allowed executable",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.ExecutablePath = testAllowedExecutable }),
+			check: func(t *testing.T, s *settings, _ map[string]any) {
+				want(t, "executable", s.execPath, testAllowedExecutable)
+			},
 		},
 		{
 			name: "proxy with credentials in the URL refused",
@@ -211,7 +267,7 @@ func TestSettings(t *testing.T) {
 			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
 				lo.CDPURL = "wss://browser.example/devtools/browser/x?token=abc"
 				lo.ConnectTimeoutMs = ptrTo(int32(2500))
-				lo.Args = []v1alpha1.LaunchArg{"--foo"}
+				lo.Args = []v1alpha1.LaunchArg{"--mute-audio"}
 			}),
 			check: func(t *testing.T, s *settings, _ map[string]any) {
 				if s.attach == nil {
@@ -238,7 +294,10 @@ func TestSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newSettings(testConfig(tt.spec))
+			cfg := testConfig(tt.spec)
+			cfg.DataDir = testDataDir
+			cfg.AllowedExecutables = []string{testAllowedExecutable}
+			s, err := newSettings(cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("newSettings error = %v, want %q", err, tt.wantErr)
@@ -253,6 +312,67 @@ func TestSettings(t *testing.T) {
 				flags[f.name] = f.value
 			}
 			tt.check(t, s, flags)
+		})
+	}
+}
+
+// Settings do not touch the file system: these paths are only compared.
+const (
+	testDataDir           = "/nonexistent/browserfleet-data"
+	testAllowedExecutable = "/opt/other/chrome"
+)
+
+// TestLaunchArgsAllowlist: each switch the issue names is refused by the
+// runner's settings, naming its index; allowed ones pass with their values.
+func TestLaunchArgsAllowlist(t *testing.T) {
+	tests := []struct {
+		arg     string
+		wantErr string
+		want    flag
+	}{
+		{arg: `--renderer-cmd-prefix=/bin/sh -c id>/tmp/out;exec${IFS}"$0"${IFS}"$@"`, wantErr: "--renderer-cmd-prefix is not an allowed Chromium switch"},
+		{arg: "--utility-cmd-prefix=/bin/sh", wantErr: "--utility-cmd-prefix is not an allowed"},
+		{arg: "--gpu-launcher=/bin/sh", wantErr: "--gpu-launcher is not an allowed"},
+		{arg: "--browser-subprocess-path=/bin/sh", wantErr: "--browser-subprocess-path is not an allowed"},
+		{arg: "--disable-web-security", wantErr: "--disable-web-security is not an allowed"},
+		{arg: "--remote-allow-origins=*", wantErr: "--remote-allow-origins is not an allowed"},
+		{arg: "--load-extension=/tmp/ext", wantErr: "--load-extension is not an allowed"},
+		{arg: "--remote-debugging-address=0.0.0.0", wantErr: "--remote-debugging-address is not an allowed"},
+		{arg: "--remote-debugging-port=9222", wantErr: "--remote-debugging-port is not an allowed"},
+		{arg: "--remote-debugging-pipe", wantErr: "--remote-debugging-pipe is not an allowed"},
+		{arg: "--user-data-dir=/etc", wantErr: "--user-data-dir is not an allowed"},
+		{arg: "--proxy-server=http://127.0.0.1:1", wantErr: "--proxy-server is not an allowed"},
+		{arg: "--proxy-bypass-list=<-loopback>", wantErr: "--proxy-bypass-list is not an allowed"},
+		{arg: "--host-resolver-rules=MAP * 127.0.0.1", wantErr: "--host-resolver-rules is not an allowed"},
+		{arg: "--host-rules=MAP * 127.0.0.1", wantErr: "--host-rules is not an allowed"},
+		{arg: "--log-file=/tmp/log", wantErr: "--log-file is not an allowed"},
+		{arg: "--js-flags=--allow-natives-syntax", wantErr: "--js-flags is not an allowed"},
+		{arg: "--use-file-for-fake-video-capture=/etc/shadow", wantErr: "--use-file-for-fake-video-capture is not an allowed"},
+		{arg: "--disable-quic=false", wantErr: "--disable-quic takes no value"},
+		{arg: "--lang=../x", wantErr: "--lang: the value"},
+		{arg: "--mute-audio", want: flag{"mute-audio", true}},
+		{arg: "--lang=de-DE", want: flag{"lang", "de-DE"}},
+		{arg: "--disable-blink-features=AutomationControlled", want: flag{"disable-blink-features", "AutomationControlled"}},
+		{arg: "--autoplay-policy=no-user-gesture-required", want: flag{"autoplay-policy", "no-user-gesture-required"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arg, func(t *testing.T) {
+			cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Args = []v1alpha1.LaunchArg{"--hide-scrollbars", v1alpha1.LaunchArg(tt.arg)}
+			}))
+			s, err := newSettings(cfg)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), "launchOptions.args[1]: "+tt.wantErr) {
+					t.Fatalf("newSettings error = %v, want launchOptions.args[1]: %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]flag{{"hide-scrollbars", true}, tt.want}, s.userArgs, cmp.AllowUnexported(flag{})); diff != "" {
+				t.Errorf("user args (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/runner"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 func main() {
@@ -40,12 +41,21 @@ func main() {
 func run() int {
 	var (
 		listen         = flag.String("listen-address", "", "host:port to serve the runner RPC on (default: $BROWSERFLEET_POD_IP:8080)")
-		chromium       = flag.String("chromium", runner.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another")
+		chromium       = flag.String("chromium", runner.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another --allowed-executable")
+		dataDir        = flag.String("data-dir", "", "directory of the profiles (launchOptions.userDataDir) and downloads directories (downloadsPath) sessions name (default: $TMPDIR/browserfleet, /tmp/browserfleet in a runner pod)")
+		allowed        []string
 		shutdown       = flag.Duration("shutdown-timeout", runner.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
 		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
 	)
+	flag.Func(rpc.FlagAllowedExecutable, "absolute path of a browser binary a session's launchOptions.executablePath may name, besides --chromium; repeatable", func(v string) error {
+		if err := rpc.CheckAllowedExecutable(v); err != nil {
+			return err
+		}
+		allowed = append(allowed, v)
+		return nil
+	})
 	flag.Parse()
 
 	cfg, err := runner.ConfigFromEnv(os.Environ())
@@ -57,6 +67,8 @@ func run() int {
 	cfg.ChromiumPath = *chromium
 	cfg.ShutdownTimeout = *shutdown
 	cfg.CrashExitDelay = *crashExitDelay
+	cfg.DataDir = *dataDir
+	cfg.AllowedExecutables = allowed
 
 	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)
 	if err != nil {

@@ -93,6 +93,10 @@ type Options struct {
 	// used for cdpUrl. Empty: the scheme and host of each request
 	// (X-Forwarded-Proto and X-Forwarded-Host when a proxy set them).
 	PublicURL string
+	// AllowedExecutables are the browser binaries a start's
+	// launchOptions.executablePath may name: the manager's
+	// --runner-allowed-executable list. Empty: none (start answers 400).
+	AllowedExecutables []string
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of

@@ -28,6 +28,9 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // Issue is one problem with a request body, as it appears in the error
@@ -81,14 +84,35 @@ var startSchema = requestSchema("SessionStartRequest")
 // a 400 naming the field instead of a failed create: the bounds and patterns
 // of the CRD (no negative timeouts or viewports, integral milliseconds,
 // `<provider>/<model>` model names) and its CEL rules across fields
-// (crossFieldIssues). Decoding is case-sensitive: `ModelName` is not
+// (crossFieldIssues), and what the runner would refuse of the launch
+// options (launchIssues). Decoding is case-sensitive: `ModelName` is not
 // `modelName`.
+//
+// DecodeStart refuses every launchOptions.executablePath; DecodeStartWith
+// takes the operator's list.
 func DecodeStart(body []byte) (*StartRequest, *ValidationError) {
+	return DecodeStartWith(body, StartOptions{})
+}
+
+// StartOptions are the operator's settings a start body is checked
+// against.
+type StartOptions struct {
+	// AllowedExecutables are the browser binaries a session's
+	// launchOptions.executablePath may name (the API's
+	// --allowed-executable, the same list as the manager's
+	// --runner-allowed-executable). Empty: none.
+	AllowedExecutables []string
+}
+
+// DecodeStartWith decodes and validates a session start body as DecodeStart
+// does, with the operator's settings.
+func DecodeStartWith(body []byte, opts StartOptions) (*StartRequest, *ValidationError) {
 	doc, issues, verr := checkBody(body, startSchema)
 	if verr != nil {
 		return nil, verr
 	}
 	issues = append(issues, crossFieldIssues(doc)...)
+	issues = append(issues, launchIssues(doc, opts)...)
 	if len(issues) > 0 {
 		return nil, &ValidationError{Issues: sortIssues(issues)}
 	}
@@ -285,6 +309,7 @@ var patternMessages = map[string]string{
 	`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`: "must be a locale such as en-US",
 	`^https?://`:                             "must be an http:// or https:// URL",
 	`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`:         "must be letters, digits, '-', '_' and '.', not starting with '.'",
+	v1alpha1.DataDirNamePattern:              "must be a directory name, not a path: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
 }
 
 // typeMessage words a wrong type; "integer" gets its own words because the
@@ -477,6 +502,33 @@ func crossFieldIssues(doc any) []Issue {
 				}
 			}
 		}
+	}
+	return issues
+}
+
+// launchIssues checks what the runner would refuse of the launch options:
+// a switch off the allowlist of api/v1alpha1 (or a value it does not
+// allow), and an executablePath the operator does not allow. (That
+// userDataDir and downloadsPath are names is the schema's pattern.)
+func launchIssues(doc any, opts StartOptions) []Issue {
+	root, _ := doc.(map[string]any)
+	browser, _ := root["browser"].(map[string]any)
+	lo, _ := browser["launchOptions"].(map[string]any)
+	if lo == nil {
+		return nil
+	}
+	var issues []Issue
+	if args, ok := lo["args"].([]any); ok {
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				if err := v1alpha1.ValidateLaunchArg(s); err != nil {
+					issues = append(issues, Issue{Path: fmt.Sprintf("browser.launchOptions.args[%d]", i), Message: err.Error()})
+				}
+			}
+		}
+	}
+	if p, ok := lo["executablePath"].(string); ok && !rpc.ExecutableAllowed(p, opts.AllowedExecutables) {
+		issues = append(issues, Issue{Path: "browser.launchOptions.executablePath", Message: "is not a browser this service allows; leave it out to use the runner's Chromium"})
 	}
 	return issues
 }

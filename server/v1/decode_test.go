@@ -159,6 +159,76 @@ func TestDecodeStartIssues(t *testing.T) {
 	}
 }
 
+// TestDecodeStartLaunchOptions: launch switches by allowlist, executables
+// by the operator's list, directories by name; each refusal names the item.
+func TestDecodeStartLaunchOptions(t *testing.T) {
+	const notAllowed = " is not an allowed Chromium switch; the allowed ones are listed in docs/launch-args.md"
+	const dirName = "must be a directory name, not a path: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	local := func(launchOptions string) string {
+		return `{"modelName":"openai/x","browser":{"type":"local","launchOptions":` + launchOptions + `}}`
+	}
+	allowed := StartOptions{AllowedExecutables: []string{"/opt/chrome/chrome"}}
+	tests := []struct {
+		name string
+		body string
+		opts StartOptions
+		want []Issue // nil: accepted
+	}{
+		{"the issue's command execution",
+			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"args":["--renderer-cmd-prefix=/bin/sh -c id>/tmp/out;exec${IFS}\"$0\"${IFS}\"$@\""]}}}`,
+			StartOptions{}, []Issue{{"browser.launchOptions.args[0]", "--renderer-cmd-prefix" + notAllowed}}},
+		{"every switch the issue names, each at its index",
+			local(`{"args":["--mute-audio","--utility-cmd-prefix=/bin/sh","--gpu-launcher=/bin/sh","--browser-subprocess-path=/bin/sh",
+				"--disable-web-security","--remote-allow-origins=*","--load-extension=/tmp/x","--remote-debugging-port=1",
+				"--user-data-dir=/etc","--proxy-server=http://127.0.0.1:1","--host-resolver-rules=MAP * 127.0.0.1","--log-file=/tmp/l",
+				"--js-flags=--x","--use-file-for-fake-video-capture=/etc/shadow"]}`),
+			StartOptions{}, []Issue{
+				{"browser.launchOptions.args[10]", "--host-resolver-rules" + notAllowed},
+				{"browser.launchOptions.args[11]", "--log-file" + notAllowed},
+				{"browser.launchOptions.args[12]", "--js-flags" + notAllowed},
+				{"browser.launchOptions.args[13]", "--use-file-for-fake-video-capture" + notAllowed},
+				{"browser.launchOptions.args[1]", "--utility-cmd-prefix" + notAllowed},
+				{"browser.launchOptions.args[2]", "--gpu-launcher" + notAllowed},
+				{"browser.launchOptions.args[3]", "--browser-subprocess-path" + notAllowed},
+				{"browser.launchOptions.args[4]", "--disable-web-security" + notAllowed},
+				{"browser.launchOptions.args[5]", "--remote-allow-origins" + notAllowed},
+				{"browser.launchOptions.args[6]", "--load-extension" + notAllowed},
+				{"browser.launchOptions.args[7]", "--remote-debugging-port" + notAllowed},
+				{"browser.launchOptions.args[8]", "--user-data-dir" + notAllowed},
+				{"browser.launchOptions.args[9]", "--proxy-server" + notAllowed},
+			}},
+		{"a value a switch does not allow", local(`{"args":["--disable-gpu=1","--lang=../x"]}`), StartOptions{}, []Issue{
+			{"browser.launchOptions.args[0]", "--disable-gpu takes no value"},
+			{"browser.launchOptions.args[1]", `--lang: the value "../x" is not allowed; want a locale such as ` + "`de-DE`"},
+		}},
+		{"allowed switches", local(`{"args":["--mute-audio","--lang=de-DE","--disable-blink-features=AutomationControlled","--user-agent=Bot/1.0 (x)"]}`), StartOptions{}, nil},
+		{"an executablePath nobody allowed", local(`{"executablePath":"/bin/sh"}`), StartOptions{},
+			[]Issue{{"browser.launchOptions.executablePath", "is not a browser this service allows; leave it out to use the runner's Chromium"}}},
+		{"an executablePath off the operator's list", local(`{"executablePath":"/opt/chrome/../../bin/sh"}`), allowed,
+			[]Issue{{"browser.launchOptions.executablePath", "is not a browser this service allows; leave it out to use the runner's Chromium"}}},
+		{"an executablePath on the operator's list", local(`{"executablePath":"/opt/chrome/chrome"}`), allowed, nil},
+		{"an absolute userDataDir", local(`{"userDataDir":"/etc"}`), StartOptions{}, []Issue{{"browser.launchOptions.userDataDir", dirName}}},
+		{"a userDataDir that climbs", local(`{"userDataDir":".."}`), StartOptions{}, []Issue{{"browser.launchOptions.userDataDir", dirName}}},
+		{"a downloadsPath of two segments", local(`{"downloadsPath":"a/b"}`), StartOptions{}, []Issue{{"browser.launchOptions.downloadsPath", dirName}}},
+		{"directory names", local(`{"userDataDir":"profile-1","preserveUserDataDir":true,"downloadsPath":"dl.2026"}`), StartOptions{}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, verr := DecodeStartWith([]byte(tt.body), tt.opts)
+			var got []Issue
+			if verr != nil {
+				got = verr.Issues
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("issues (-want +got):\n%s", diff)
+			}
+			if (req == nil) != (tt.want != nil) {
+				t.Errorf("request %+v with issues %v", req, got)
+			}
+		})
+	}
+}
+
 func TestDecodeStartDuplicateNames(t *testing.T) {
 	_, verr := DecodeStart([]byte(`{"modelName":"openai/gpt-4o","modelName":"openai/x"}`))
 	if verr == nil || len(verr.Issues) != 1 || verr.Issues[0].Path != "" {

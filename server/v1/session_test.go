@@ -117,18 +117,18 @@ func TestToSession(t *testing.T) {
 		{
 			name: "local launch options; ignoreDefaultArgs true; launch proxy password",
 			body: `{"modelName":"google/gemini-2.5-flash","browser":{"type":"local","cdpUrl":"ws://h:9222","launchOptions":{
-				"args":["--lang=fr"],"headless":true,"ignoreDefaultArgs":true,"port":9222,"userDataDir":"/tmp/p","preserveUserDataDir":true,
+				"args":["--lang=fr"],"headless":true,"ignoreDefaultArgs":true,"port":9222,"userDataDir":"p","preserveUserDataDir":true,
 				"proxy":{"server":"http://proxy:3128","bypass":"localhost","username":"me","password":"launch-pw-secret"},
 				"locale":"fr-FR","viewport":{"width":1280,"height":720},"deviceScaleFactor":1.5,"connectTimeoutMs":10000,
-				"cdpHeaders":{"X-Trace":"1"},"acceptDownloads":true,"downloadsPath":"/tmp/dl"}}}`,
+				"cdpHeaders":{"X-Trace":"1"},"acceptDownloads":true,"downloadsPath":"dl"}}}`,
 			wantSpec: v1alpha1.BrowserSessionSpec{
 				Model: v1alpha1.ModelSpec{Name: "google/gemini-2.5-flash"},
 				Browser: &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURL: "ws://h:9222", LaunchOptions: &v1alpha1.LaunchOptions{
 					Args: []v1alpha1.LaunchArg{"--lang=fr"}, Headless: ptr(true), IgnoreAllDefaultArgs: ptr(true), Port: ptr(int32(9222)),
-					UserDataDir: "/tmp/p", PreserveUserDataDir: ptr(true),
+					UserDataDir: "p", PreserveUserDataDir: ptr(true),
 					Proxy:  &v1alpha1.LaunchProxy{Server: "http://proxy:3128", Bypass: "localhost", Username: "me", PasswordSecretRef: secretRef("launch-proxy-password")},
 					Locale: "fr-FR", Viewport: &v1alpha1.Viewport{Width: 1280, Height: 720}, DeviceScaleFactor: ptr(1.5),
-					ConnectTimeoutMs: ptr(int32(10000)), CDPHeaders: map[string]string{"X-Trace": "1"}, AcceptDownloads: ptr(true), DownloadsPath: "/tmp/dl",
+					ConnectTimeoutMs: ptr(int32(10000)), CDPHeaders: map[string]string{"X-Trace": "1"}, AcceptDownloads: ptr(true), DownloadsPath: "dl",
 				}},
 			},
 			wantSecret: map[string]string{"launch-proxy-password": "launch-pw-secret"},

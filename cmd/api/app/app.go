@@ -38,6 +38,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
@@ -71,6 +72,10 @@ type Options struct {
 	// PublicURL is the base URL clients reach the API at; empty: the host
 	// of each request.
 	PublicURL string
+	// AllowedExecutables are the browser binaries a session's
+	// launchOptions.executablePath may name; the manager's
+	// --runner-allowed-executable list.
+	AllowedExecutables []string
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -107,6 +112,13 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CDPKeyPreviousFile, "cdp-signing-key-previous-file", o.CDPKeyPreviousFile, "file holding the previous signing key, still accepted while a rotation completes")
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
+	fs.Func("allowed-executable", "absolute path of a browser binary a session's launchOptions.executablePath may name (the manager's --runner-allowed-executable list); repeatable; none by default, so start refuses every executablePath", func(v string) error {
+		if err := rpc.CheckAllowedExecutable(v); err != nil {
+			return err
+		}
+		o.AllowedExecutables = append(o.AllowedExecutables, v)
+		return nil
+	})
 }
 
 // Run serves the API against cfg until ctx ends, then drains: /readyz
@@ -227,6 +239,8 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		CDPSigner:     signer,
 		CDPURLTTL:     opts.CDPURLTTL,
 		PublicURL:     opts.PublicURL,
+
+		AllowedExecutables: opts.AllowedExecutables,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)

@@ -156,6 +156,10 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		return r.stopRunner(ctx, s, now)
 	}
 	if s.Status.PodName == "" {
+		if msg := executableRefusal(&s.Spec, r.Runner); msg != "" {
+			markFailed(s, v1alpha1.BrowserSessionReasonExecutableNotAllowed, msg, now)
+			return nil
+		}
 		if err := r.createTokenSecret(ctx, s); err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ var _ = Describe("BrowserSession", func() {
 		By("taking image, command, resources and probe from the manager's configuration")
 		Expect(c.Image).To(Equal("registry.test/browserfleet/runner:test"))
 		Expect(c.Command).To(Equal([]string{"/runner"}))
-		Expect(c.Args).To(Equal([]string{"--log-level=debug"}))
+		Expect(c.Args).To(Equal([]string{"--log-level=debug", "--allowed-executable=" + allowedExecutable}))
 		Expect(c.Resources.Requests.Cpu().Equal(resource.MustParse("250m"))).To(BeTrue())
 		Expect(c.Resources.Limits.Memory().Equal(resource.MustParse("2Gi"))).To(BeTrue())
 		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(rpc.HealthPath))
@@ -169,6 +169,28 @@ var _ = Describe("BrowserSession", func() {
 		Expect(json.Unmarshal([]byte(env[rpc.EnvSession].Value), &spec)).To(Succeed())
 		Expect(cmp.Diff(s.Spec, spec)).To(BeEmpty(), "the runner gets the session's spec")
 		Expect(env[rpc.EnvSession].Value).NotTo(ContainSubstring(string(secret.Data[rpc.TokenSecretKey])))
+	})
+
+	It("fails, before creating anything, when its executablePath is not one the operator allows", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("exec", ns).Local(&v1alpha1.LaunchOptions{ExecutablePath: "/bin/sh"}).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionFailed))
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonExecutableNotAllowed))
+		Expect(session(ctx, key)(Default).Status.Message).To(ContainSubstring(`spec.browser.launchOptions.executablePath "/bin/sh" is not a browser this installation allows`))
+		Eventually(eventReasons(ctx, ns, s.Name)).Should(ContainElement(string(v1alpha1.BrowserSessionFailed)))
+		Consistently(func() bool {
+			return apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{})) &&
+				apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName(s.Name)}, &corev1.Secret{}))
+		}).Should(BeTrue(), "no pod and no token secret for a refused session")
+	})
+
+	It("runs a session whose executablePath the operator allows", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("exec-ok", ns).Local(&v1alpha1.LaunchOptions{ExecutablePath: allowedExecutable}).Obj()
+		key := startSession(ctx, s)
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, podKey(key), pod)).To(Succeed())
+		Expect(pod.Spec.Containers[0].Args).To(ContainElement("--allowed-executable=" + allowedExecutable))
 	})
 
 	It("follows its pod from Pending through Starting to Ready", func(ctx SpecContext) {

@@ -23,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,11 @@ type RunnerConfig struct {
 	// OpenAI-compatible server (vLLM, Ollama, LiteLLM) in place of the
 	// provider's own API.
 	ModelBaseURLs map[string]string
+	// AllowedExecutables are the browser binaries of the runner image a
+	// session's launchOptions.executablePath may name. The manager fails a
+	// session naming another before it creates a pod, and passes the list
+	// to each runner (rpc.FlagAllowedExecutable). Empty: none.
+	AllowedExecutables []string
 }
 
 // DefaultRunnerConfig is the runner configuration the manager's flags default to.
@@ -119,6 +125,13 @@ func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
 			c.ModelBaseURLs = map[string]string{}
 		}
 		c.ModelBaseURLs[provider] = raw
+		return nil
+	})
+	fs.Func("runner-allowed-executable", "absolute path of a browser binary in the runner image that a session's launchOptions.executablePath may name; repeatable; none by default, so a session naming one fails", func(s string) error {
+		if err := rpc.CheckAllowedExecutable(s); err != nil {
+			return err
+		}
+		c.AllowedExecutables = append(c.AllowedExecutables, s)
 		return nil
 	})
 	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
@@ -303,7 +316,7 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 				Image:           cfg.Image,
 				ImagePullPolicy: cfg.ImagePullPolicy,
 				Command:         cfg.Command,
-				Args:            cfg.Args,
+				Args:            runnerArgs(cfg),
 				Env:             env,
 				EnvFrom:         envFrom,
 				Ports:           []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
@@ -339,6 +352,33 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 		pod.Spec.RuntimeClassName = ptr.To(cfg.RuntimeClassName)
 	}
 	return pod, nil
+}
+
+// runnerArgs are the runner container's arguments: the configured ones,
+// then the allowed executables.
+func runnerArgs(cfg RunnerConfig) []string {
+	args := slices.Clone(cfg.Args)
+	for _, p := range cfg.AllowedExecutables {
+		args = append(args, "--"+rpc.FlagAllowedExecutable+"="+p)
+	}
+	return args
+}
+
+// executableRefusal says why the session's launchOptions.executablePath
+// cannot run, or "" when it can (none, or one the operator allows).
+func executableRefusal(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) string {
+	if spec.Browser == nil || spec.Browser.LaunchOptions == nil {
+		return ""
+	}
+	path := spec.Browser.LaunchOptions.ExecutablePath
+	if rpc.ExecutableAllowed(path, cfg.AllowedExecutables) {
+		return ""
+	}
+	// The path may be 4096 bytes; status.message holds as many.
+	if len(path) > 256 {
+		path = path[:256] + "..."
+	}
+	return fmt.Sprintf("spec.browser.launchOptions.executablePath %q is not a browser this installation allows (the manager's --runner-allowed-executable); no runner pod was created", path)
 }
 
 // sessionSecretEnv maps each secret the session references to the runner

@@ -57,6 +57,8 @@ func TestOptionsFlags(t *testing.T) {
 		"--runner-runtime-class=gvisor",
 		"--runner-model-base-url=openai=http://vllm.models:8000/v1",
 		"--runner-model-base-url=anthropic=https://gateway.example/anthropic",
+		"--runner-allowed-executable=/opt/chrome/chrome",
+		"--runner-allowed-executable=/usr/bin/chromium",
 		"--session-default-timeout=15m",
 		"--session-max-timeout=2h",
 		"--session-ttl-after-ended=10m",
@@ -86,6 +88,8 @@ func TestOptionsFlags(t *testing.T) {
 		},
 		RuntimeClassName: "gvisor",
 		ModelBaseURLs:    map[string]string{"openai": "http://vllm.models:8000/v1", "anthropic": "https://gateway.example/anthropic"},
+
+		AllowedExecutables: []string{"/opt/chrome/chrome", "/usr/bin/chromium"},
 	}
 	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
@@ -97,6 +101,9 @@ func TestOptionsFlags(t *testing.T) {
 	pod, err := constructRunnerPod(wrappers.MakeBrowserSession("s", "ns").Obj(), opts.Runner)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"--log-format=text", "--allowed-executable=/opt/chrome/chrome", "--allowed-executable=/usr/bin/chromium"}, pod.Spec.Containers[0].Args); diff != "" {
+		t.Errorf("runner args (-want +got):\n%s", diff)
 	}
 	if got := ptr.Deref(pod.Spec.RuntimeClassName, ""); got != "gvisor" {
 		t.Errorf("runtime class %q", got)
@@ -118,6 +125,8 @@ func TestOptionsFlagsRefuse(t *testing.T) {
 		"--runner-tolerations=pool:NoSchedule",
 		"--session-max-timeout=1d",
 		"--runner-model-base-url=http://vllm:8000/v1",
+		"--runner-allowed-executable=chrome",
+		"--runner-allowed-executable=/opt/chrome/../bin/sh",
 		"--runner-model-base-url=mistral=http://m:8000",
 		"--runner-model-base-url=openai=vllm:8000",
 	} {

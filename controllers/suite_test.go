@@ -41,6 +41,9 @@ const (
 	defaultTTL     = time.Hour
 	// taskSessionWait is how long a task waits for a missing session.
 	taskSessionWait = 2 * time.Second
+	// allowedExecutable is the browser binary, besides the runner's own,
+	// that sessions may name.
+	allowedExecutable = "/opt/chrome/chrome"
 )
 
 var (
@@ -72,6 +75,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Command = []string{"/runner"}
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
+	opts.Runner.AllowedExecutables = []string{allowedExecutable}
 	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL}
 	opts.TaskSessionWait = taskSessionWait
 	runnerCfg = opts.Runner

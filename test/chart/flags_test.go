@@ -125,6 +125,7 @@ func runnerValuesOptions() controllers.Options {
 	}
 	want.Runner.RuntimeClassName = "gvisor"
 	want.Runner.ModelBaseURLs = map[string]string{"openai": "http://vllm.models:8000/v1"}
+	want.Runner.AllowedExecutables = []string{"/usr/bin/chromium", "/opt/google/chrome/chrome"}
 	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
 	return want
@@ -186,7 +187,8 @@ var _ = Describe("the manager's flags", func() {
 		Expect(c.Image).To(Equal(want.Image))
 		Expect(c.ImagePullPolicy).To(Equal(want.ImagePullPolicy))
 		Expect(c.Command).To(Equal(want.Command))
-		Expect(c.Args).To(Equal(want.Args))
+		Expect(c.Args).To(Equal(append(append([]string{}, want.Args...),
+			"--allowed-executable=/usr/bin/chromium", "--allowed-executable=/opt/google/chrome/chrome")))
 		Expect(cmp.Diff(want.Resources, c.Resources, quantities)).To(BeEmpty())
 		sizes := map[string]resource.Quantity{}
 		for _, v := range pod.Spec.Volumes {
@@ -239,6 +241,7 @@ var _ = Describe("the API's flags", func() {
 		Expect(opts.MaxBodyBytes).To(Equal(defaults.MaxBodyBytes))
 		Expect(opts.ShutdownGrace).To(Equal(defaults.ShutdownGrace))
 		Expect(opts.CDPURLTTL).To(Equal(defaults.CDPURLTTL))
+		Expect(opts.AllowedExecutables).To(BeEmpty())
 
 		deploy := Find(r.Objects, "Deployment", "bf-browserfleet-api")
 		Expect(mountedFile(deploy, "api", opts.CDPKeyFile)).To(Equal("bf-browserfleet-cdp-signing-key/key"))
@@ -250,6 +253,13 @@ var _ = Describe("the API's flags", func() {
 		Expect(key).To(HaveLen(32))
 		_, err = cdptoken.NewSigner(key)
 		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("allow the executables the manager's runners allow", func() {
+		vals, err := ValuesFile("values-runner.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts, _ := apiOptions(vals)
+		Expect(opts.AllowedExecutables).To(Equal(runnerValuesOptions().Runner.AllowedExecutables))
 	})
 
 	It("take an existing signing key, the previous one and the public URL", func() {

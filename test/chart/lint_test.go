@@ -69,6 +69,8 @@ var _ = Describe("values.schema.json", func() {
 		"replicas-without-leader-election.yaml": "/manager/replicas",
 		"pull-policy.yaml":                      "/runner/image/pullPolicy",
 		"model-base-url-provider.yaml":          "/runner/modelBaseURLs",
+		"relative-executable.yaml":              "/runner/allowedExecutables/0",
+		"climbing-executable.yaml":              "/runner/allowedExecutables/1",
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
 		"cidr-without-prefix.yaml":              "/networkPolicy/runner/egress/clusterCIDRs/0",

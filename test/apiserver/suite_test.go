@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,11 +92,7 @@ func TestAPIServer(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
-	runnerBin := filepath.Join(dir, "runner")
-	build := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner")
-	build.Dir = framework.RepoRoot()
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
+	runnerBin := framework.BuildRunner()
 	chromiumPath, err := chromium.Path()
 	Expect(err).NotTo(HaveOccurred())
 

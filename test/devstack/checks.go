@@ -19,6 +19,7 @@ package devstack
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -129,14 +130,77 @@ func (s *Stack) checkChromium() error {
 	if !isExecutable(s.opts.ChromiumPath) {
 		return fmt.Errorf("chromium missing: %s is not an executable; apt-get install chromium, or set CHROMIUM to the browser's path", s.opts.ChromiumPath)
 	}
+	if os.Geteuid() == 0 && !executableByAll(s.opts.ChromiumPath) {
+		return fmt.Errorf("chromium at %s is out of reach of other users, and the runners run as their pods' user (65532) when the stack runs as root: set CHROMIUM to a browser every user can run", s.opts.ChromiumPath)
+	}
 	return nil
 }
 
+// checkRunner checks the runner binary. When the stack runs as root, the
+// local kubelet runs each runner as its pod's user (65532), who may not
+// reach the binary (a clone in /root, a test's temporary directory): the
+// stack then runs a copy, in a directory of its own every user can search,
+// removed when it stops.
 func (s *Stack) checkRunner() error {
 	if !isExecutable(s.opts.RunnerBinary) {
 		return fmt.Errorf("runner binary missing (%s): run `make build`", s.opts.RunnerBinary)
 	}
+	s.runnerBinary = s.opts.RunnerBinary
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "browserfleet-dev-runner-")
+	if err != nil {
+		return fmt.Errorf("copying the runner binary: %w", err)
+	}
+	s.runnerCopy = dir
+	bin := filepath.Join(dir, "runner")
+	if err := errors.Join(os.Chmod(dir, 0o755), copyFile(s.opts.RunnerBinary, bin, 0o755)); err != nil {
+		return fmt.Errorf("copying the runner binary: %w", err)
+	}
+	s.runnerBinary = bin
+	s.log.Info("running as root: each runner runs as its pod's user (65532), from a copy of the runner binary", "copy", bin)
 	return nil
+}
+
+// copyFile copies src to a new file dst with mode perm.
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// executableByAll reports whether every user may run path: each directory
+// on the way searchable by others, and the file executable by others.
+func executableByAll(path string) bool {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return false
+	}
+	for p := real; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if p == filepath.Dir(p) {
+			return true
+		}
+	}
 }
 
 // checkStrays stops the control plane of an earlier run on Dir that was

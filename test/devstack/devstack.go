@@ -126,6 +126,10 @@ type Stack struct {
 	apiKey   string
 	kubelet  *localkubelet.Kubelet
 	registry *prometheus.Registry
+	// runnerBinary is what the kubelet runs for runner pods:
+	// Options.RunnerBinary, or the copy of it in runnerCopy (see
+	// checkRunner).
+	runnerBinary, runnerCopy string
 
 	// parts run in start order and stop in reverse.
 	parts      []*part
@@ -304,6 +308,10 @@ func (s *Stack) stop() error {
 	}
 	for _, f := range s.logFiles {
 		_ = f.Close()
+	}
+	if s.runnerCopy != "" {
+		// The kubelet, and every runner with it, stopped above.
+		_ = os.RemoveAll(s.runnerCopy)
 	}
 	if s.lock != nil {
 		_ = s.lock.Close() // releases the flock

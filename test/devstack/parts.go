@@ -40,7 +40,7 @@ func (s *Stack) startKubelet(ctx context.Context) error {
 		Config:   s.cfg,
 		StateDir: filepath.Join(s.opts.Dir, "kubelet"),
 		Images: map[string]localkubelet.Image{RunnerImage: {
-			Entrypoint: []string{s.opts.RunnerBinary, "--log-format=text", "--chromium=" + s.opts.ChromiumPath},
+			Entrypoint: []string{s.runnerBinary, "--log-format=text", "--chromium=" + s.opts.ChromiumPath},
 		}},
 		LogOutput: s.opts.LogOutput,
 		Logger:    s.log.WithName("kubelet"),

@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,6 +52,19 @@ func finalFrame(raw []byte) (event string, data string) {
 		}
 	}
 	return event, data
+}
+
+// uidOf is the Uid line of /proc/<pid>/status: real, effective, saved and
+// file system uid.
+func uidOf(pid int) []string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+			return strings.Fields(v)
+		}
+	}
+	return nil
 }
 
 // operate makes an operation call, plain or streamed, and checks that it
@@ -116,6 +131,23 @@ var _ = Describe("a session over /v1", func() {
 			return apierrors.IsNotFound(err)
 		}, 15*time.Second).Should(BeTrue())
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, id).Status.Phase }).Should(Equal(v1alpha1.BrowserSessionEnded))
+	})
+
+	It("runs the runner and its Chromium as the pod's user, not as the stack's root", func() {
+		id := startSession()
+		pid := runnerPID(id)
+		// The runner pod's runAsUser; a stack that is not root cannot
+		// change users, and runs them as itself.
+		want := 65532
+		if os.Geteuid() != 0 {
+			want = os.Geteuid()
+		}
+		members := procs.SessionMembers(pid)
+		Expect(len(members)).To(BeNumerically(">", 1), "the runner and its Chromium")
+		for _, p := range members {
+			Expect(uidOf(p)).To(Equal([]string{strconv.Itoa(want), strconv.Itoa(want), strconv.Itoa(want), strconv.Itoa(want)}), "real, effective, saved and file system uid of %d", p)
+		}
+		Expect(call(http.MethodPost, "/v1/sessions/"+id+"/end", "", nil).Status).To(Equal(http.StatusOK))
 	})
 
 	It("fails a session whose runner is killed, with a reason, and refuses calls to it clearly", func(ctx SpecContext) {

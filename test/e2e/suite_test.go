@@ -80,11 +80,7 @@ func TestE2E(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	work = GinkgoT().TempDir()
-	runnerBin = filepath.Join(work, "runner")
-	build := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner")
-	build.Dir = framework.RepoRoot()
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
+	runnerBin = framework.BuildRunner()
 	pages = testpages.Serve()
 	startStack()
 })

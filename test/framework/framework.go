@@ -60,6 +60,25 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// BuildRunner builds the runner (cmd/runner) for a suite and returns its
+// path: in a directory every user can search, removed after the suite. A
+// local kubelet that runs as root (test/localkubelet) runs runner pods as
+// their user, 65532, which must reach the binary; a test's own temporary
+// directories are private to the user running the tests.
+func BuildRunner() string {
+	GinkgoHelper()
+	dir, err := os.MkdirTemp("", "browserfleet-runner-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	Expect(os.Chmod(dir, 0o755)).To(Succeed())
+	bin := filepath.Join(dir, "runner")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
+	build.Dir = RepoRoot()
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
+	return bin
+}
+
 // Scheme knows the built-in kinds and browserfleet's.
 func Scheme() *kruntime.Scheme {
 	s := kruntime.NewScheme()

@@ -60,16 +60,35 @@ limitations under the License.
 //     2s when it was deleted with none.
 //
 // Processes. Each container is one process started in the pod's directory,
-// StateDir/pods/<namespace>_<name>_<uid>, with HOME its home subdirectory
-// and TMPDIR a short directory under the system's temporary directory,
-// linked from the pod directory as tmp: Unix socket paths, such as
-// Chromium's SingletonSocket in TMPDIR, have at most 107 bytes, which pod
-// directories exceed. HOME and TMPDIR override what the pod sets: the
-// in-container paths a pod names, such as HOME=/tmp on an emptyDir, are not
-// private on the host. The process does not inherit the Kubelet's
-// environment, so that it sees what a container would: only PATH (unless
-// the pod sets it), HOSTNAME (the pod's name), the image's Env from
-// Options.Images and the container's resolved env.
+// with HOME and TMPDIR its home and tmp subdirectories. Pod directories are
+// short paths in a directory of the Kubelet's under the system's temporary
+// directory (lk-*/p<n>), because Unix socket paths, such as Chromium's
+// SingletonSocket in TMPDIR, have at most 107 bytes; the state directory
+// links to each as StateDir/pods/<namespace>_<name>_<uid>. HOME and TMPDIR
+// override what the pod sets: the in-container paths a pod names, such as
+// HOME=/tmp on an emptyDir, are not private on the host. The process does
+// not inherit the Kubelet's environment, so that it sees what a container
+// would: only PATH (unless the pod sets it), HOSTNAME (the pod's name), the
+// image's Env from Options.Images and the container's resolved env.
+//
+// Users. A Kubelet that runs as root (as `make dev` and the test suites do
+// in CI) runs each container's process as its runAsUser and runAsGroup (the
+// container's security context, else the pod's; the group defaults to the
+// user's id, where a kubelet would take the image's), with the pod's
+// fsGroup and supplementalGroups: runner pods run as 65532, as the runner
+// image does. The pod directory, its HOME and its TMPDIR belong to the user
+// of the pod's first container, mode 0700, and the directory that holds the
+// pod directories is searchable but not listable by others (mode 0711); so
+// a runner process can write in its own pod directory and in world-writable
+// places (/tmp, /dev/shm), and nowhere the Kubelet's user owns. A pod that
+// names no user runs as root, unless it sets runAsNonRoot, which then waits
+// with CreateContainerConfigError, as with an image whose user is root. What
+// a process runs and reads must be reachable by its user: an executable
+// under a private directory (a test's temporary directory, a clone in
+// /root) fails to start with StartError naming the directory, so suites
+// build their binaries into directories every user can search, and the dev
+// stack runs a copy of its runner binary. A Kubelet that is not root cannot
+// change users: every process runs as its own user.
 //
 // Each process gets a session (and so a process group) of its own, and
 // SIGKILL when the Kubelet's process dies, so nothing outlives the Kubelet.
@@ -85,7 +104,9 @@ limitations under the License.
 // pod with some stays Pending with a message saying so.
 //
 // What it does not fake: no container isolation (no namespaces, cgroups,
-// resource limits, security contexts or users), no image pulls, no volumes
+// resource limits, capabilities, seccomp or read-only root; the users above
+// are all of security contexts it honours, and pods of the same user can
+// reach each other's directories), no image pulls, no volumes
 // (emptyDir and other mount paths are not mounted: the process sees its own
 // HOME and TMPDIR instead), no container working directories, no lifecycle
 // hooks, no liveness or startup probes, no ephemeral containers, no node
@@ -99,7 +120,7 @@ limitations under the License.
 // is reported Failed with reason NodeRestarted, so that whatever owns it
 // sees it fail; with Always or OnFailure its containers start again with
 // their restart counts increased. Pods Terminating from the previous run are
-// deleted for good at once. (The pods' TMPDIRs, lk-* in the system's
+// deleted for good at once. (The pod directories, lk-* in the system's
 // temporary directory, are removed when Run returns; a Kubelet killed
 // outright leaves its own behind.)
 //

@@ -18,6 +18,7 @@ package localkubelet
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,5 +121,53 @@ func TestArgv(t *testing.T) {
 	}
 	if _, err := k.argv(&corev1.Container{Image: "empty"}, Image{}, env); err == nil {
 		t.Error("no command and no entrypoint gave an argv")
+	}
+}
+
+func TestContainerUser(t *testing.T) {
+	id := func(v int64) *int64 { return &v }
+	yes := func() *bool { b := true; return &b }
+	pod := func(sc *corev1.PodSecurityContext) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: sc}}
+	}
+	tests := []struct {
+		name    string
+		root    bool
+		pod     *corev1.Pod
+		c       corev1.Container
+		want    *syscall.Credential
+		wantErr string
+	}{
+		{name: "not root: the Kubelet's own user", root: false, pod: pod(&corev1.PodSecurityContext{RunAsUser: id(65532)})},
+		{name: "no user named", root: true, pod: pod(nil)},
+		{name: "the runner pod", root: true,
+			pod:  pod(&corev1.PodSecurityContext{RunAsNonRoot: yes(), RunAsUser: id(65532), RunAsGroup: id(65532), FSGroup: id(65532)}),
+			want: &syscall.Credential{Uid: 65532, Gid: 65532, Groups: []uint32{}}},
+		{name: "the container's user wins, the group defaults to the user's id", root: true,
+			pod:  pod(&corev1.PodSecurityContext{RunAsUser: id(1000), FSGroup: id(2000), SupplementalGroups: []int64{3000, 2000}}),
+			c:    corev1.Container{SecurityContext: &corev1.SecurityContext{RunAsUser: id(1001)}},
+			want: &syscall.Credential{Uid: 1001, Gid: 1001, Groups: []uint32{2000, 3000}}},
+		{name: "non-root without a user", root: true, pod: pod(&corev1.PodSecurityContext{RunAsNonRoot: yes()}),
+			wantErr: "container has runAsNonRoot and image will run as root"},
+		{name: "non-root as root", root: true, pod: pod(&corev1.PodSecurityContext{RunAsUser: id(0)}),
+			c:       corev1.Container{SecurityContext: &corev1.SecurityContext{RunAsNonRoot: yes()}},
+			wantErr: "container's runAsUser breaks non-root policy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := containerUser(tt.root, tt.pod, &tt.c)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("credential (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -116,9 +116,12 @@ type Kubelet struct {
 	ready  chan struct{}
 	done   chan struct{}
 
-	// tmpRoot holds the pods' TMPDIRs during Run; podSeq names them.
+	// tmpRoot holds the pods' directories during Run; podSeq names them.
 	tmpRoot string
 	podSeq  atomic.Int64
+	// root: the Kubelet runs as root, and so runs containers as their
+	// pods' users.
+	root bool
 
 	mu       sync.Mutex
 	runCtx   context.Context
@@ -167,6 +170,7 @@ func New(opts Options) (*Kubelet, error) {
 		ready:  make(chan struct{}),
 		done:   make(chan struct{}),
 		pods:   map[types.NamespacedName]*podState{},
+		root:   os.Geteuid() == 0,
 	}
 	if opts.LogOutput != nil {
 		k.logOut = &lockedWriter{w: opts.LogOutput}
@@ -245,9 +249,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if err := k.wipePods(); err != nil {
 		return fmt.Errorf("localkubelet: %w", err)
 	}
-	tmpRoot, err := os.MkdirTemp("", "lk-")
+	tmpRoot, err := k.makeTmpRoot()
 	if err != nil {
-		return fmt.Errorf("localkubelet: creating the pods' temporary directory: %w", err)
+		return fmt.Errorf("localkubelet: %w", err)
 	}
 	k.tmpRoot = tmpRoot
 	defer func() { _ = os.RemoveAll(tmpRoot) }()
@@ -314,6 +318,37 @@ func (k *Kubelet) PID(key types.NamespacedName) (int, bool) {
 // LogPath is the log file of a pod's container.
 func (k *Kubelet) LogPath(key types.NamespacedName, container string) string {
 	return filepath.Join(k.opts.logsDir(), fmt.Sprintf("%s_%s_%s.log", key.Namespace, key.Name, container))
+}
+
+// makeTmpRoot makes the directory of the pods' directories: short, in the
+// system's temporary directory, and searchable (not listable) by every
+// user, so that containers that run as their pods' users reach their own
+// pod's directory and no other.
+func (k *Kubelet) makeTmpRoot() (string, error) {
+	dir, err := os.MkdirTemp("", "lk-")
+	if err != nil {
+		return "", fmt.Errorf("creating the pods' directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("creating the pods' directory: %w", err)
+	}
+	if !k.root {
+		return dir, nil
+	}
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil && fi.Mode().Perm()&0o001 == 0 {
+			err = fmt.Errorf("other users cannot search it")
+		}
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return "", fmt.Errorf("the pods' directory %s is out of reach of the pods' users: %s: %v (set TMPDIR to a directory such as /tmp)", dir, d, err)
+		}
+		if d == filepath.Dir(d) {
+			return dir, nil
+		}
+	}
 }
 
 // wipePods removes what processes of a previous run left in the pods

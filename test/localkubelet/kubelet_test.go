@@ -21,6 +21,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -120,12 +123,14 @@ var _ = Describe("Kubelet", func() {
 
 		var got map[string]string
 		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
-		podDir := fmt.Sprintf("%s/pods/%s_%s_%s", stateDir, ns, pod.Name, pod.UID)
+		// The pod's directory, linked from the state directory.
+		podDir, err := os.Readlink(fmt.Sprintf("%s/pods/%s_%s_%s", stateDir, ns, pod.Name, pod.UID))
+		Expect(err).NotTo(HaveOccurred())
 		Expect(got).To(Equal(map[string]string{
 			"PATH":            got["PATH"],
 			"HOSTNAME":        "envy",
 			"HOME":            podDir + "/home",
-			"TMPDIR":          got["TMPDIR"],
+			"TMPDIR":          podDir + "/tmp",
 			"POD_IP":          pod.Status.PodIP,
 			"GREETING":        "hello",
 			"MESSAGE":         "hello, fast world $(GREETING) $(UNDEFINED)",
@@ -142,14 +147,95 @@ var _ = Describe("Kubelet", func() {
 			"MEMORY_LIMIT_MI": "256",
 		}))
 		Expect(got["PATH"]).NotTo(BeEmpty())
-		// TMPDIR is short enough for Unix sockets, and linked from the pod
-		// directory.
+		// TMPDIR is short enough for Unix sockets.
 		Expect(len(got["TMPDIR"])).To(BeNumerically("<", 40))
-		Expect(os.Readlink(podDir + "/tmp")).To(Equal(got["TMPDIR"]))
 		Expect(got["TMPDIR"]).To(BeADirectory())
 		var args []string
 		Expect(getJSON(podURL(pod, "/args"), &args)).To(Succeed())
 		Expect(args).To(Equal([]string{"--from-pod", "envy"}))
+	})
+
+	It("runs a pod's processes as its runAsUser and runAsGroup, in a directory of that user's only", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		pod := fakePod(ns, "unprivileged")
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
+			FSGroup: ptr.To[int64](65532), SupplementalGroups: []int64{65531},
+		}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		key := client.ObjectKeyFromObject(pod)
+		pod = waitReady(ctx, key)
+		pid := runningPID(kubelet, key)
+
+		// Only a Kubelet that runs as root can change users; otherwise
+		// the processes are its own.
+		uid, gid, groups := "65532", "65532", "65531"
+		if os.Geteuid() != 0 {
+			uid, gid, groups = strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid()), ""
+		}
+		status := procStatus(pid)
+		Expect(status["Uid"]).To(Equal([]string{uid, uid, uid, uid}), "real, effective, saved and file system uid")
+		Expect(status["Gid"]).To(Equal([]string{gid, gid, gid, gid}))
+		if groups != "" {
+			Expect(status["Groups"]).To(Equal([]string{groups}))
+		}
+
+		var got map[string]string
+		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
+		podDir, err := os.Readlink(fmt.Sprintf("%s/pods/%s_%s_%s", stateDir, ns, pod.Name, pod.UID))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got["HOME"]).To(Equal(podDir + "/home"))
+		Expect(got["TMPDIR"]).To(Equal(podDir + "/tmp"))
+		for _, dir := range []string{podDir, got["HOME"], got["TMPDIR"]} {
+			fi, err := os.Stat(dir)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(os.FileMode(0o700)), dir)
+			Expect(strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))).To(Equal(uid), dir)
+		}
+	})
+
+	It("refuses to run a pod that insists on a non-root user as root", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		pod := fakePod(ns, "nonroot")
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		if os.Geteuid() != 0 {
+			// A Kubelet that is not root runs it as itself: not root.
+			waitReady(ctx, client.ObjectKeyFromObject(pod))
+			return
+		}
+		Eventually(func(g Gomega) {
+			st := getPod(ctx, client.ObjectKeyFromObject(pod)).Status.ContainerStatuses
+			g.Expect(st).To(HaveLen(1))
+			g.Expect(st[0].State.Waiting).NotTo(BeNil())
+			g.Expect(st[0].State.Waiting.Reason).To(Equal("CreateContainerConfigError"))
+			g.Expect(st[0].State.Waiting.Message).To(ContainSubstring("container has runAsNonRoot and image will run as root"))
+		}).Should(Succeed())
+	})
+
+	It("fails to start, naming the directory, an executable the pod's user cannot reach", func(ctx SpecContext) {
+		private := GinkgoT().TempDir() // 0700, the Kubelet's user's
+		bin := filepath.Join(private, "fake")
+		raw, err := os.ReadFile(fakeBin)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(bin, raw, 0o755)).To(Succeed())
+		ns := newNamespace(ctx)
+		pod := fakePod(ns, "unreachable")
+		pod.Spec.Containers[0].Command = []string{bin}
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](65532)}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		if os.Geteuid() != 0 {
+			// A Kubelet that is not root runs it as itself, who can.
+			waitReady(ctx, client.ObjectKeyFromObject(pod))
+			return
+		}
+		Eventually(func(g Gomega) {
+			st := getPod(ctx, client.ObjectKeyFromObject(pod)).Status.ContainerStatuses
+			g.Expect(st).To(HaveLen(1))
+			g.Expect(st[0].State.Terminated).NotTo(BeNil())
+			g.Expect(st[0].State.Terminated.Reason).To(Equal("StartError"))
+			g.Expect(st[0].State.Terminated.Message).To(ContainSubstring("directory " + private + " is not searchable by uid 65532"))
+		}).Should(Succeed())
 	})
 
 	It("runs the image's entrypoint and args unless the container replaces them, each pod on its own address", func(ctx SpecContext) {

@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,9 +76,11 @@ type podState struct {
 	// does not change.
 	pod *corev1.Pod
 	ip  string
-	dir string
-	// tmp is the pod's TMPDIR.
-	tmp       string
+	// dir is the pod's directory, which holds its HOME and TMPDIR; link is
+	// its name in the state directory.
+	dir, link string
+	// owner is the user the pod directory belongs to; nil: the Kubelet's.
+	owner     *syscall.Credential
 	startTime metav1.Time
 	// ctx ends probes when the pod terminates.
 	ctx    context.Context
@@ -126,31 +129,39 @@ func now() time.Time { return time.Now().Truncate(time.Second) }
 
 func mtime(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }
 
-// newPodState allocates the pod's address and directory.
+// newPodState allocates the pod's address and directory. The directory
+// has a short path under the Kubelet's temporary root, so that Unix socket
+// paths in its TMPDIR (Chromium's SingletonSocket) stay within 107 bytes;
+// the state directory links to it. It belongs to the user of the pod's
+// first container, mode 0700, as do the HOME and TMPDIR in it.
 func (k *Kubelet) newPodState(pod *corev1.Pod) (*podState, error) {
 	ip, err := k.ips.get()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(k.opts.podsDir(), fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
-	// TMPDIR is short, and not in the pod directory: Unix socket paths
-	// (Chromium's SingletonSocket) have at most 107 bytes.
-	tmp := filepath.Join(k.tmpRoot, fmt.Sprintf("p%d", k.podSeq.Add(1)))
+	var owner *syscall.Credential
+	if len(pod.Spec.Containers) > 0 {
+		// A container that cannot run says so when it starts.
+		owner, _ = containerUser(k.root, pod, &pod.Spec.Containers[0])
+	}
+	dir := filepath.Join(k.tmpRoot, fmt.Sprintf("p%d", k.podSeq.Add(1)))
+	link := filepath.Join(k.opts.podsDir(), fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
 	err = errors.Join(
-		os.MkdirAll(filepath.Join(dir, "home"), 0o755),
-		os.MkdirAll(tmp, 0o755),
-		os.Symlink(tmp, filepath.Join(dir, "tmp")),
+		ownedDir(dir, owner),
+		ownedDir(filepath.Join(dir, "home"), owner),
+		ownedDir(filepath.Join(dir, "tmp"), owner),
+		os.Symlink(dir, link),
 	)
 	if err != nil {
 		k.ips.put(ip)
 		_ = os.RemoveAll(dir)
-		_ = os.RemoveAll(tmp)
+		_ = os.Remove(link)
 		return nil, fmt.Errorf("creating the pod directory: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ps := &podState{
 		k: k, key: keyOf(pod.Name, pod.Namespace), uid: pod.UID, pod: pod.DeepCopy(),
-		ip: ip, dir: dir, tmp: tmp, startTime: mtime(time.Now()), ctx: ctx, cancel: cancel, log: klog.KObj(pod),
+		ip: ip, dir: dir, link: link, owner: owner, startTime: mtime(time.Now()), ctx: ctx, cancel: cancel, log: klog.KObj(pod),
 	}
 	for _, c := range pod.Spec.Containers {
 		cs := &containerState{spec: c, pending: true}
@@ -165,6 +176,17 @@ func (k *Kubelet) newPodState(pod *corev1.Pod) (*podState, error) {
 		ps.containers = append(ps.containers, cs)
 	}
 	return ps, nil
+}
+
+// ownedDir makes dir, mode 0700, belonging to owner when set.
+func ownedDir(dir string, owner *syscall.Credential) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	if owner == nil {
+		return nil
+	}
+	return os.Chown(dir, int(owner.Uid), int(owner.Gid))
 }
 
 // resumeAfterRestart carries over what a previous Kubelet's run of the pod
@@ -261,6 +283,12 @@ func (ps *podState) start(ctx context.Context, cs *containerState) time.Duration
 		ps.setWaiting(cs, reasonConfigError, err.Error(), true)
 		return retry
 	}
+	cred, err := containerUser(k.root, ps.pod, &cs.spec)
+	if err != nil {
+		log.Info("cannot configure container", "err", err.Error())
+		ps.setWaiting(cs, reasonConfigError, err.Error(), false)
+		return 0
+	}
 	argv, err := k.argv(&cs.spec, img, vars)
 	if err != nil {
 		log.Info("cannot create container", "err", err.Error())
@@ -284,13 +312,20 @@ func (ps *podState) start(ctx context.Context, cs *containerState) time.Duration
 	path, err := lookPath(argv[0], procEnv["PATH"])
 	if err == nil {
 		argv[0] = path
+		err = executableBy(path, cred)
+	}
+	if err == nil {
 		prefix := fmt.Sprintf("[%s/%s] ", ps.key.Name, cs.spec.Name)
-		p, err = startProcess(argv, envList(procEnv), ps.dir, k.LogPath(ps.key, cs.spec.Name), k.logOut, prefix)
+		p, err = startProcess(argv, envList(procEnv), ps.dir, cred, k.LogPath(ps.key, cs.spec.Name), k.logOut, prefix)
 	}
 	if err == nil {
 		cs.proc, cs.startedAt, cs.waiting, cs.ready = p, p.startedAt, nil, false
 		cs.containerID = fmt.Sprintf("local://%d", p.pid)
-		log.Info("started container", "pid", p.pid, "argv", argv)
+		if cred != nil {
+			log.Info("started container", "pid", p.pid, "argv", argv, "uid", cred.Uid, "gid", cred.Gid)
+		} else {
+			log.Info("started container", "pid", p.pid, "argv", argv)
+		}
 		k.procs.Add(1)
 		go ps.watch(cs, p)
 		go ps.probe(ps.ctx, cs, p)
@@ -358,7 +393,7 @@ func (ps *podState) processEnv(img Image, vars map[string]string) map[string]str
 	maps.Copy(env, img.Env)
 	maps.Copy(env, vars)
 	env["HOME"] = filepath.Join(ps.dir, "home")
-	env["TMPDIR"] = ps.tmp
+	env["TMPDIR"] = filepath.Join(ps.dir, "tmp")
 	return env
 }
 

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,9 +65,10 @@ type process struct {
 	killAt time.Time
 }
 
-// startProcess starts argv in dir with exactly env, its output appended to
-// logPath and, when out is set, to out with each line prefixed.
-func startProcess(argv, env []string, dir, logPath string, out io.Writer, prefix string) (*process, error) {
+// startProcess starts argv in dir with exactly env, as cred when set (else
+// as the Kubelet's user), its output appended to logPath and, when out is
+// set, to out with each line prefixed.
+func startProcess(argv, env []string, dir string, cred *syscall.Credential, logPath string, out io.Writer, prefix string) (*process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening the log: %w", err)
@@ -85,7 +87,7 @@ func startProcess(argv, env []string, dir, logPath string, out io.Writer, prefix
 		return nil, fmt.Errorf("creating the log pipe: %w", err)
 	}
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Env: env, Dir: dir, Stdout: w, Stderr: w}
-	err = startCmd(cmd)
+	err = startCmd(cmd, cred)
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
@@ -268,6 +270,53 @@ func (l *linePrefixer) flush() {
 		_, _ = l.out.Write(append(append([]byte(l.prefix), l.partial...), '\n'))
 		l.partial = nil
 	}
+}
+
+// executableBy checks that a process running as cred can execute path:
+// each directory on the way searchable, and the file executable, by its
+// permission bits. A runtime fails such a start with "permission denied";
+// this says why.
+func executableBy(path string, cred *syscall.Credential) error {
+	if cred == nil || cred.Uid == 0 {
+		return nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if ok, err := permits(dir, cred, 0o1); err != nil || !ok {
+			return fmt.Errorf("%s: directory %s is not searchable by uid %d (the pod's runAsUser): put the executable where every user can reach it", path, dir, cred.Uid)
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if ok, err := permits(abs, cred, 0o1); err != nil || !ok {
+		return fmt.Errorf("%s is not executable by uid %d (the pod's runAsUser)", path, cred.Uid)
+	}
+	return nil
+}
+
+// permits reports whether cred has the permission bit (1 execute or search,
+// 4 read) on path, following symbolic links.
+func permits(path string, cred *syscall.Credential, bit os.FileMode) (bool, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false, fmt.Errorf("%s: no owner information", path)
+	}
+	mode := fi.Mode().Perm()
+	switch {
+	case st.Uid == cred.Uid:
+		return mode>>6&bit != 0, nil
+	case st.Gid == cred.Gid || slices.Contains(cred.Groups, st.Gid):
+		return mode>>3&bit != 0, nil
+	}
+	return mode&bit != 0, nil
 }
 
 // lookPath finds an executable as a container runtime would, on the PATH of

@@ -24,10 +24,11 @@ import (
 // The package runs on Linux; this file lets it build on macOS, where pods'
 // 127.A.B.x addresses work only once lo0 has them as aliases.
 
-// startCmd starts cmd in a session and process group of its own. Without
-// Pdeathsig, processes outlive a Kubelet that dies without stopping.
-func startCmd(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+// startCmd starts cmd in a session and process group of its own, as cred
+// when set. Without Pdeathsig, processes outlive a Kubelet that dies without
+// stopping.
+func startCmd(cmd *exec.Cmd, cred *syscall.Credential) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: cred}
 	return cmd.Start()
 }
 

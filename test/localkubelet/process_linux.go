@@ -30,13 +30,15 @@ import (
 // startCmd starts cmd in a session of its own, and thus a process group: a
 // process that moves to another group (Chromium's, under the runner) stays
 // in the session, where killAll finds it. Pdeathsig kills the process when
-// the Kubelet's process dies, however it dies.
+// the Kubelet's process dies, however it dies. With cred, the process runs
+// as that user and those groups (the kernel would clear a parent-death
+// signal set before a change of user; Go sets it after).
 //
 // Pdeathsig fires when the thread that forked the process exits, not the
 // process, and Go ends a thread whose goroutine exits while locked to it; so
 // processes are started from one locked thread that never exits.
-func startCmd(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+func startCmd(cmd *exec.Cmd, cred *syscall.Credential) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	starterOnce.Do(func() {
 		go func() {
 			runtime.LockOSThread()

@@ -253,7 +253,7 @@ func (k *Kubelet) forget(ps *podState) {
 	}
 	ps.mu.Unlock()
 	ps.cancel()
-	if err := errors.Join(os.RemoveAll(ps.dir), os.RemoveAll(ps.tmp)); err != nil {
+	if err := errors.Join(os.RemoveAll(ps.dir), os.Remove(ps.link)); err != nil {
 		k.log.Error(err, "cannot remove the pod directory", "pod", ps.log)
 	}
 }

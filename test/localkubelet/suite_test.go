@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +84,9 @@ var _ = BeforeSuite(func() {
 	tmp, err := os.MkdirTemp("", "localkubelet-test-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, tmp)
+	// Pods that run as their own user (a Kubelet run as root runs them so)
+	// must reach the fake container.
+	Expect(os.Chmod(tmp, 0o755)).To(Succeed())
 	fakeBin = filepath.Join(tmp, "fakecontainer")
 	build := exec.Command("go", "build", "-o", fakeBin, "./testdata/fakecontainer")
 	out, err := build.CombinedOutput()
@@ -239,6 +243,19 @@ func runningPID(k *localkubelet.Kubelet, key types.NamespacedName) int {
 		return ok
 	}).Should(BeTrue())
 	return pid
+}
+
+// procStatus reads the fields of /proc/<pid>/status.
+func procStatus(pid int) map[string][]string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	out := map[string][]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.Fields(v)
+		}
+	}
+	return out
 }
 
 // logOf reads a container's log file.

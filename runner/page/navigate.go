@@ -109,6 +109,12 @@ func (p *Page) Navigate(ctx context.Context, url string, opts NavigateOptions) e
 		params["referrerPolicy"] = "unsafeUrl"
 	}
 	if err := p.main.call(ctx, "Page.navigate", params, &res); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The timeout can run out before Chromium answers Page.navigate
+			// (a busy machine, a slow server's first byte): the same
+			// timeout as while waiting for the page, so the same words.
+			return fmt.Errorf("navigate to %s: timed out: %w", url, ctx.Err())
+		}
 		return fmt.Errorf("navigate to %s: %w", url, err)
 	}
 	if res.ErrorText != "" {

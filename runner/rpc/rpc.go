@@ -37,6 +37,17 @@ const (
 	TokenSecretKey = "token"
 )
 
+// Flags of the runner the manager sets from its own configuration (see
+// runner/egress.Config.Args), each repeatable.
+const (
+	// FlagEgressAllowCIDR is a range the browser and the runner may
+	// connect to although it is not public.
+	FlagEgressAllowCIDR = "egress-allow-cidr"
+	// FlagEgressClusterCIDR is a pod or service range of the cluster,
+	// denied even where it is public.
+	FlagEgressClusterCIDR = "egress-cluster-cidr"
+)
+
 // Environment of the runner container, set by the manager.
 const (
 	// EnvToken is the runner token every call must present.

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -32,6 +33,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/runner/egress"
 )
 
 // defaultFlags are the switches every launched Chromium gets, unless the
@@ -45,7 +48,6 @@ var defaultFlags = []flag{
 	{"disable-component-update", true},
 	{"disable-sync", true},
 	{"no-first-run", true},
-	{"disable-quic", true},
 	{"disable-domain-reliability", true},
 	{"no-pings", true},
 	{"safebrowsing-disable-auto-update", true},
@@ -69,14 +71,42 @@ var defaultFlags = []flag{
 	{"use-mock-keychain", true},
 }
 
+// safetyFlags are the switches the runner relies on for safety: they pin
+// every connection of the browser (documents, subresources, redirects,
+// WebSockets, workers) to the egress proxy at proxyURL. A session can
+// neither remove them (ignoreDefaultArgs, ignoreAllDefaultArgs) nor override
+// them (args naming one are refused). Chromium bypasses the proxy for
+// loopback unless told "<-loopback>"; QUIC and WebRTC's UDP would not go
+// through an HTTP proxy at all, so they are off (WebRTC keeps TCP through
+// the proxy).
+func safetyFlags(proxyURL string) []flag {
+	return []flag{
+		{"proxy-server", proxyURL},
+		{"proxy-bypass-list", "<-loopback>"},
+		{"disable-quic", true},
+		{"webrtc-ip-handling-policy", "disable_non_proxied_udp"},
+	}
+}
+
+// isSafetyFlag reports whether name is one of safetyFlags.
+func isSafetyFlag(name string) bool {
+	for _, f := range safetyFlags("") {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // runnerEnvPrefix prefixes every variable the manager sets for the runner
 // (see runner/rpc).
 const runnerEnvPrefix = "BROWSERFLEET_"
 
 // launchFlags are the switches of a launched Chromium: the defaults, those
 // that follow from the session's settings, then the session's own args,
-// which win over both.
-func (s *settings) launchFlags() []flag {
+// which win over both, and last the safety switches with the egress proxy
+// at proxyURL, which nothing overrides.
+func (s *settings) launchFlags(proxyURL string) []flag {
 	ignored := map[string]bool{}
 	for _, a := range s.ignoreDefaultArgs {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -108,14 +138,6 @@ func (s *settings) launchFlags() []flag {
 		// does not offer; the pod itself is the sandbox.
 		addDefault(flag{"no-sandbox", true})
 	}
-	if s.proxy != nil {
-		flags = append(flags, flag{"proxy-server", s.proxy.server})
-		if s.proxy.bypass != "" {
-			// The /v1 API takes Playwright's comma-separated list;
-			// Chromium's is semicolon-separated.
-			flags = append(flags, flag{"proxy-bypass-list", strings.ReplaceAll(s.proxy.bypass, ",", ";")})
-		}
-	}
 	if s.locale != "" {
 		flags = append(flags, flag{"lang", s.locale}, flag{"accept-lang", acceptLanguage(s.locale)})
 	}
@@ -127,7 +149,8 @@ func (s *settings) launchFlags() []flag {
 	if s.port != 0 {
 		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
 	}
-	return append(flags, s.userArgs...)
+	flags = append(flags, s.userArgs...)
+	return append(flags, safetyFlags(proxyURL)...)
 }
 
 // acceptLanguage is the Accept-Language a locale sends: "de-DE" gives
@@ -160,6 +183,18 @@ func (b *Browser) launch(ctx context.Context) error {
 		}
 	}
 	b.userDataDir = dataDir
+
+	// The browser's every connection goes through the egress proxy.
+	proxy, err := egress.StartProxy(egress.ProxyOptions{
+		Dialer: b.dialer,
+		Route:  s.egressRoute(),
+		Logger: b.log.With("source", "egress"),
+	})
+	if err != nil {
+		return err
+	}
+	b.egress = proxy
+
 	// A profile that was used before holds the previous browser's port
 	// file; remove it so that we do not read a stale port.
 	_ = os.Remove(filepath.Join(dataDir, "DevToolsActivePort"))
@@ -176,7 +211,7 @@ func (b *Browser) launch(ctx context.Context) error {
 		// chromedp's default of 20s leaves too little margin.
 		chromedp.WSURLReadTimeout(60 * time.Second),
 	}
-	for _, f := range s.launchFlags() {
+	for _, f := range s.launchFlags(proxy.URL()) {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}
 
@@ -205,6 +240,11 @@ func (b *Browser) launch(ctx context.Context) error {
 		return err
 	}
 	b.devtoolsURL = &url.URL{Scheme: "ws", Host: "127.0.0.1:" + port, Path: path}
+	if ap, err := netip.ParseAddrPort(b.devtoolsURL.Host); err == nil {
+		// Chromium's DevTools takes no token: no page may reach it, even
+		// where the operator allows loopback.
+		b.dialer.Policy.DenyOwnAddrPort(ap)
+	}
 	b.log.Info("chromium started", "pid", b.pid, "executable", s.execPath, "headless", s.headless)
 	return nil
 }

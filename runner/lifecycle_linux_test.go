@@ -260,6 +260,7 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Egress, cfg.Resolver = loopbackEgress(), hostsResolver{}
 	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
 
 	base, stop, result, logs := startRun(t, cfg, nil)

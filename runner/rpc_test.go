@@ -36,6 +36,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -475,7 +476,7 @@ func TestNavigate(t *testing.T) {
 		want(t, "unreachable status", status, 502)
 		if e != nil {
 			want(t, "unreachable code", e.Code, rpc.CodeNavigationFailed)
-			wantContains(t, "unreachable message", e.Message, "ERR_CONNECTION_REFUSED")
+			wantContains(t, "unreachable message", e.Message, "connection refused")
 		}
 	})
 	t.Run("credentials in the URL stay out of errors", func(t *testing.T) {
@@ -593,7 +594,7 @@ func TestCDPProxy(t *testing.T) {
 	// runner's /cdp with cdpHeaders.
 	log, _ := testLogger(t)
 	cdpURL, _ := url.Parse(strings.Replace(c.base, "http://", "ws://", 1) + rpc.CDPPath)
-	bridge, err := newHeaderBridge(cdpURL, http.Header{"Authorization": {"Bearer " + testToken}}, 10*time.Second, log)
+	bridge, err := newHeaderBridge(cdpURL, http.Header{"Authorization": {"Bearer " + testToken}}, &egress.Dialer{Policy: loopbackEgress()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
 )
 
 // DefaultConnectTimeout bounds attaching to a session's cdpUrl when
@@ -91,14 +92,25 @@ type flag struct {
 }
 
 // deniedArgs are switches a session may not pass: they would expose the
-// browser's DevTools endpoint without the runner's token, or fight the
-// runner for settings it manages.
+// browser's DevTools endpoint without the runner's token, let the browser
+// connect around the egress gate, or fight the runner for settings it
+// manages. The safety switches (safetyFlags) are refused too.
 var deniedArgs = map[string]string{
 	"remote-debugging-address": "it would expose the browser's DevTools to the network without the runner's token",
 	"remote-debugging-pipe":    "the runner talks to the browser over its DevTools port",
 	"remote-debugging-port":    "use launchOptions.port",
 	"user-data-dir":            "use launchOptions.userDataDir",
+	"no-proxy-server":          bypassesEgress,
+	"proxy-pac-url":            bypassesEgress,
+	"proxy-auto-detect":        bypassesEgress,
+	"winhttp-proxy-resolver":   bypassesEgress,
+	"enable-quic":              bypassesEgress,
+	"origin-to-force-quic-on":  bypassesEgress,
+	// An older name of webrtc-ip-handling-policy.
+	"force-webrtc-ip-handling-policy": bypassesEgress,
 }
+
+const bypassesEgress = "it would let the browser connect around the runner's egress gate"
 
 func newSettings(cfg *Config) (*settings, error) {
 	spec := &cfg.Spec
@@ -190,8 +202,9 @@ func newSettings(cfg *Config) (*settings, error) {
 	}
 
 	// The proxy: the launch proxy, else the first external proxy of the
-	// cloud parameters. Chromium takes one proxy for all traffic, so
-	// further proxies and domain patterns cannot be honoured.
+	// cloud parameters. It becomes the egress proxy's upstream for every
+	// host its bypass list does not name; further proxies and domain
+	// patterns are not honoured yet.
 	if p := lo.Proxy; p != nil {
 		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
 	} else if params != nil {
@@ -210,8 +223,13 @@ func newSettings(cfg *Config) (*settings, error) {
 		}
 	}
 	if s.proxy != nil {
-		if err := validateProxyServer(s.proxy.server); err != nil {
+		if _, err := egress.ParseUpstream(s.proxy.server); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, a := range s.ignoreDefaultArgs {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); isSafetyFlag(name) {
+			s.notes = append(s.notes, fmt.Sprintf("launchOptions.ignoreDefaultArgs: --%s keeps the browser behind the runner's egress gate and stays", name))
 		}
 	}
 
@@ -285,32 +303,27 @@ func parseArg(a string) (flag, error) {
 	if why, denied := deniedArgs[name]; denied {
 		return flag{}, fmt.Errorf("launchOptions.args: --%s is not allowed: %s", name, why)
 	}
+	if isSafetyFlag(name) {
+		return flag{}, fmt.Errorf("launchOptions.args: --%s is not allowed: the runner sets it to keep the browser behind its egress gate (use launchOptions.proxy for a proxy)", name)
+	}
 	if !hasValue {
 		return flag{name: name, value: true}, nil
 	}
 	return flag{name: name, value: value}, nil
 }
 
-// validateProxyServer accepts what Chromium's --proxy-server takes for one
-// proxy: [scheme://]host:port.
-func validateProxyServer(server string) error {
-	s := server
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
+// egressRoute is the session's proxy as the egress proxy's upstream, nil
+// when it has none. newSettings checked the server.
+func (s *settings) egressRoute() egress.Router {
+	if s.proxy == nil {
+		return nil
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("proxy server is not [scheme://]host:port")
+	u, err := egress.ParseUpstream(s.proxy.server)
+	if err != nil {
+		return nil
 	}
-	if u.User != nil {
-		return fmt.Errorf("proxy server must not carry credentials: use username and passwordSecretRef")
-	}
-	switch u.Scheme {
-	case "http", "https", "socks4", "socks5":
-	default:
-		return fmt.Errorf("proxy server scheme %q is not http, https, socks4 or socks5", u.Scheme)
-	}
-	return nil
+	up := &egress.Upstream{URL: u, Username: s.proxy.username, Password: s.proxy.password.Reveal()}
+	return egress.BypassRouter(up, s.proxy.bypass)
 }
 
 func deref[T any](p *T, def T) T {

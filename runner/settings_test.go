@@ -114,6 +114,9 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// testEgressProxy stands for the egress proxy's address.
+const testEgressProxy = "http://127.0.0.1:3128"
+
 func TestSettings(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -138,19 +141,26 @@ func TestSettings(t *testing.T) {
 				lo.ChromiumSandbox = ptrTo(true)
 				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
 				lo.Locale = "pt_BR"
-				lo.Args = []string{"--force-dark-mode", "--disable-quic=false", "--window-size=800,600"}
-				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-extensions"}
+				lo.Args = []string{"--force-dark-mode", "--window-size=800,600"}
+				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-extensions", "--proxy-server", "disable-quic"}
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
 				want(t, "--no-sandbox", flags["no-sandbox"], any(false))
-				want(t, "--proxy-server", flags["proxy-server"], any("socks5://proxy:1080"))
-				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("localhost;.internal"))
+				// The session's proxy is the egress proxy's upstream; the
+				// browser knows only the egress proxy.
+				want(t, "--proxy-server", flags["proxy-server"], any(testEgressProxy))
+				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("<-loopback>"))
+				want(t, "--disable-quic", flags["disable-quic"], any(true))
+				want(t, "upstream", s.proxy.server, "socks5://proxy:1080")
+				want(t, "upstream bypass", s.proxy.bypass, "localhost,.internal")
+				wantContains(t, "notes", strings.Join(s.notes, "\n"),
+					"--proxy-server keeps the browser behind the runner's egress gate and stays",
+					"--disable-quic keeps the browser behind the runner's egress gate and stays")
 				want(t, "--lang", flags["lang"], any("pt-BR"))
 				want(t, "--accept-lang", flags["accept-lang"], any("pt-BR,pt"))
 				want(t, "--force-dark-mode", flags["force-dark-mode"], any(true))
 				// The session's args win over what the runner would set.
 				want(t, "--window-size", flags["window-size"], any("800,600"))
-				want(t, "--disable-quic", flags["disable-quic"], any("false"))
 				if _, ok := flags["mute-audio"]; ok {
 					t.Error("--mute-audio is passed although ignored")
 				}
@@ -170,8 +180,13 @@ func TestSettings(t *testing.T) {
 						t.Errorf("--%s is passed although all defaults are ignored", f)
 					}
 				}
-				// What the session asked for explicitly stays.
+				// What the session asked for explicitly stays, and so do
+				// the safety switches.
 				want(t, "--window-size", flags["window-size"], any("1280,720"))
+				want(t, "--proxy-server", flags["proxy-server"], any(testEgressProxy))
+				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("<-loopback>"))
+				want(t, "--disable-quic", flags["disable-quic"], any(true))
+				want(t, "--webrtc-ip-handling-policy", flags["webrtc-ip-handling-policy"], any("disable_non_proxied_udp"))
 			},
 		},
 		{
@@ -193,6 +208,48 @@ func TestSettings(t *testing.T) {
 			name:    "remote debugging address refused",
 			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--remote-debugging-address=0.0.0.0"} }),
 			wantErr: "--remote-debugging-address is not allowed",
+		},
+		{
+			name:    "a proxy of its own refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--proxy-server=http://10.0.0.1:3128"} }),
+			wantErr: "launchOptions.args: --proxy-server is not allowed: the runner sets it to keep the browser behind its egress gate",
+		},
+		{
+			name:    "loopback bypass refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--proxy-bypass-list=<local>"} }),
+			wantErr: "launchOptions.args: --proxy-bypass-list is not allowed",
+		},
+		{
+			name:    "QUIC back on refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--disable-quic=false"} }),
+			wantErr: "launchOptions.args: --disable-quic is not allowed",
+		},
+		{
+			name:    "WebRTC UDP refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--webrtc-ip-handling-policy=default"} }),
+			wantErr: "launchOptions.args: --webrtc-ip-handling-policy is not allowed",
+		},
+		{
+			name:    "no proxy refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--no-proxy-server"} }),
+			wantErr: "launchOptions.args: --no-proxy-server is not allowed: it would let the browser connect around the runner's egress gate",
+		},
+		{
+			name:    "a PAC script refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--proxy-pac-url=data:,"} }),
+			wantErr: "launchOptions.args: --proxy-pac-url is not allowed",
+		},
+		{
+			name:    "forced QUIC refused",
+			spec:    launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.Args = []string{"--origin-to-force-quic-on=example.com:443"} }),
+			wantErr: "launchOptions.args: --origin-to-force-quic-on is not allowed",
+		},
+		{
+			name: "a SOCKS4 proxy refused",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks4://proxy:1080"}
+			}),
+			wantErr: `proxy server scheme "socks4" is not supported: use socks5, http or https`,
 		},
 		{
 			name:    "positional argument refused",
@@ -249,7 +306,7 @@ func TestSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			flags := map[string]any{}
-			for _, f := range s.launchFlags() {
+			for _, f := range s.launchFlags(testEgressProxy) {
 				flags[f.name] = f.value
 			}
 			tt.check(t, s, flags)

@@ -18,11 +18,9 @@ package egress
 
 import (
 	"flag"
-	"fmt"
 	"net"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -47,14 +45,14 @@ type Config struct {
 // address.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.Func(rpc.FlagEgressAllowCIDR, "a range (CIDR or address) the browser and the runner may connect to although it is not public, e.g. an in-cluster model server; repeatable", func(s string) error {
-		p, err := ParsePrefix(s)
+		p, err := rpc.ParseCIDR(s)
 		if err == nil {
 			c.AllowCIDRs = append(c.AllowCIDRs, p)
 		}
 		return err
 	})
 	fs.Func(rpc.FlagEgressClusterCIDR, "the cluster's pod or service range (CIDR), denied even where it is public; repeatable", func(s string) error {
-		p, err := ParsePrefix(s)
+		p, err := rpc.ParseCIDR(s)
 		if err == nil {
 			c.ClusterCIDRs = append(c.ClusterCIDRs, p)
 		}
@@ -62,43 +60,9 @@ func (c *Config) AddFlags(fs *flag.FlagSet) {
 	})
 }
 
-// Args are the runner's arguments that give it c, as the manager passes them.
-func (c Config) Args() []string {
-	var args []string
-	for _, p := range c.AllowCIDRs {
-		args = append(args, "--"+rpc.FlagEgressAllowCIDR+"="+p.String())
-	}
-	for _, p := range c.ClusterCIDRs {
-		args = append(args, "--"+rpc.FlagEgressClusterCIDR+"="+p.String())
-	}
-	return args
-}
-
-// ParsePrefix reads a CIDR ("10.0.0.0/8", "fd00::/8") or a single address
-// ("10.0.0.7", a /32 or /128). A CIDR with host bits set is refused: it
-// says something other than what its writer probably meant.
-func ParsePrefix(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if !strings.Contains(s, "/") {
-		a, err := netip.ParseAddr(s)
-		if err != nil || a.Zone() != "" {
-			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR or an IP address", s)
-		}
-		a = a.Unmap()
-		return netip.PrefixFrom(a, a.BitLen()), nil
-	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR or an IP address", s)
-	}
-	if p.Masked() != p {
-		return netip.Prefix{}, fmt.Errorf("%q has bits set beyond its prefix length; did you mean %s?", s, p.Masked())
-	}
-	if p.Addr().Is4In6() {
-		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped IPv6 range; give the IPv4 range", s)
-	}
-	return p, nil
-}
+// Args are the runner's arguments that give it c, as the manager passes
+// them.
+func (c Config) Args() []string { return rpc.EgressArgs(c.AllowCIDRs, c.ClusterCIDRs) }
 
 // Reasons a connection is denied, by the kind of its address. They depend
 // on the address only, never on whether anything answers there.

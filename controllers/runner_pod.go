@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -74,6 +75,13 @@ type RunnerConfig struct {
 	// OpenAI-compatible server (vLLM, Ollama, LiteLLM) in place of the
 	// provider's own API.
 	ModelBaseURLs map[string]string
+	// EgressAllowCIDRs are ranges runners may connect to although they are
+	// not public (an in-cluster model server; loopback on make dev); each
+	// runner gets them as its --egress-allow-cidr (runner/egress).
+	EgressAllowCIDRs []netip.Prefix
+	// EgressClusterCIDRs are the cluster's pod and service ranges, which
+	// runners refuse even where they are public (--egress-cluster-cidr).
+	EgressClusterCIDRs []netip.Prefix
 }
 
 // DefaultRunnerConfig is the runner configuration the manager's flags default to.
@@ -120,6 +128,20 @@ func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
 		}
 		c.ModelBaseURLs[provider] = raw
 		return nil
+	})
+	fs.Func("runner-egress-allow-cidr", "a range (CIDR or address) runners may connect to although it is not public, e.g. an in-cluster model server; repeatable", func(s string) error {
+		p, err := rpc.ParseCIDR(s)
+		if err == nil {
+			c.EgressAllowCIDRs = append(c.EgressAllowCIDRs, p)
+		}
+		return err
+	})
+	fs.Func("runner-egress-cluster-cidr", "the cluster's pod or service range (CIDR), which runners refuse even where it is public; repeatable", func(s string) error {
+		p, err := rpc.ParseCIDR(s)
+		if err == nil {
+			c.EgressClusterCIDRs = append(c.EgressClusterCIDRs, p)
+		}
+		return err
 	})
 	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
 		switch p := corev1.PullPolicy(s); p {
@@ -303,11 +325,13 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 				Image:           cfg.Image,
 				ImagePullPolicy: cfg.ImagePullPolicy,
 				Command:         cfg.Command,
-				Args:            cfg.Args,
-				Env:             env,
-				EnvFrom:         envFrom,
-				Ports:           []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
-				Resources:       *cfg.Resources.DeepCopy(),
+				// The egress ranges first: a stray positional argument in
+				// cfg.Args cannot hide them from the runner's flag parsing.
+				Args:      append(rpc.EgressArgs(cfg.EgressAllowCIDRs, cfg.EgressClusterCIDRs), cfg.Args...),
+				Env:       env,
+				EnvFrom:   envFrom,
+				Ports:     []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
+				Resources: *cfg.Resources.DeepCopy(),
 				ReadinessProbe: &corev1.Probe{
 					ProbeHandler: corev1.ProbeHandler{
 						HTTPGet: &corev1.HTTPGetAction{Path: rpc.HealthPath, Port: intstr.FromString(rpc.PortName)},

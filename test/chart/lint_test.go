@@ -71,7 +71,7 @@ var _ = Describe("values.schema.json", func() {
 		"model-base-url-provider.yaml":          "/runner/modelBaseURLs",
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
-		"cidr-without-prefix.yaml":              "/networkPolicy/runner/egress/clusterCIDRs/0",
+		"cidr-without-prefix.yaml":              "/runner/egress/clusterCIDRs/0",
 		"comma-in-arg.yaml":                     "/runner/args/0",
 		"root-runner.yaml":                      "/runner/runAsUser",
 		"metrics-port-clash.yaml":               "/metrics/port",

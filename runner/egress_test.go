@@ -189,7 +189,8 @@ attempt("fetch localhost", fetch("http://LOCALHOST/fetch", {mode: "no-cors"}).th
 attempt("redirect", fetch("/redirect", {mode: "no-cors"}).then(r => r.type + " " + r.status));
 attempt("img", new Promise((res, rej) => {
   const img = document.getElementById("img");
-  if (img.complete) { res(img.naturalWidth); }
+  // The image may have failed before this script runs.
+  if (img.complete) { img.naturalWidth > 0 ? res("loaded") : rej("error"); }
   img.onload = () => res("loaded"); img.onerror = () => rej("error");
 }));
 attempt("websocket", new Promise((res, rej) => {

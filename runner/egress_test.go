@@ -203,6 +203,13 @@ attempt("worker", new Promise((res, rej) => {
   w.onerror = e => rej("worker error " + e.message);
 }));
 attempt("beacon", Promise.resolve(navigator.sendBeacon("http://CANARY/beacon", "x")));
+attempt("service worker", (async () => {
+  // Its install waits for its own fetch of the canary.
+  const reg = await navigator.serviceWorker.register("/sw.js");
+  const sw = reg.installing || reg.waiting || reg.active;
+  if (sw.state !== "installing") return sw.state;
+  return await new Promise(r => sw.addEventListener("statechange", () => { if (sw.state !== "installing") r(sw.state); }));
+})());
 attempt("webrtc", (async () => {
   const pc = new RTCPeerConnection({iceServers: [
     {urls: "stun:UDPCANARY"},
@@ -230,6 +237,9 @@ attempt("webtransport", (async () => {
 Promise.all(pending).then(() => { window.done = true; });
 </script>`
 
+// swScript fetches the canary from a service worker while it installs.
+const swScript = `self.addEventListener("install", e => e.waitUntil(fetch("http://CANARY/sw", {mode: "no-cors"}).catch(() => {})));`
+
 // workerScript fetches the canary from a dedicated worker.
 const workerScript = `fetch("http://CANARY/worker", {mode: "no-cors"}).then(r => postMessage("ok " + r.type), e => postMessage("failed " + e));`
 
@@ -248,6 +258,9 @@ func TestEgressGateWithChromium(t *testing.T) {
 		case "/worker.js":
 			w.Header().Set("Content-Type", "text/javascript")
 			io.WriteString(w, fill.Replace(workerScript))
+		case "/sw.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			io.WriteString(w, fill.Replace(swScript))
 		case "/redirect":
 			http.Redirect(w, r, "http://"+canaryHost+"/redirected", http.StatusFound)
 		case "/to-canary":
@@ -286,9 +299,14 @@ func TestEgressGateWithChromium(t *testing.T) {
 		if n := udp.received.Load(); n != 0 {
 			t.Errorf("the UDP canary received %d datagrams (WebRTC or WebTransport went around the proxy)", n)
 		}
-		// The page itself was served.
-		if len(page.seen(func(r *http.Request) bool { return r.URL.Path == "/worker.js" })) == 0 {
-			t.Errorf("the worker script was not loaded from the allowed address")
+		// The page itself was served, and its workers.
+		for _, script := range []string{"/worker.js", "/sw.js"} {
+			if len(page.seen(func(r *http.Request) bool { return r.URL.Path == script })) == 0 {
+				t.Errorf("%s was not loaded from the allowed address", script)
+			}
+		}
+		if got := attempts["service worker"]; !strings.HasPrefix(got, "resolved: ") {
+			t.Errorf("service worker: %s, want it installed", got)
 		}
 	})
 

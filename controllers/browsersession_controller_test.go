@@ -149,7 +149,9 @@ var _ = Describe("BrowserSession", func() {
 		By("taking image, command, resources and probe from the manager's configuration")
 		Expect(c.Image).To(Equal("registry.test/browserfleet/runner:test"))
 		Expect(c.Command).To(Equal([]string{"/runner"}))
-		Expect(c.Args).To(Equal([]string{"--log-level=debug", "--allowed-executable=" + allowedExecutable}))
+		// The manager's own flags come first, so that no arg of the
+		// configuration can hide them from the runner's flag parsing.
+		Expect(c.Args).To(Equal([]string{"--allowed-executable=" + allowedExecutable, "--log-level=debug"}))
 		Expect(c.Resources.Requests.Cpu().Equal(resource.MustParse("250m"))).To(BeTrue())
 		Expect(c.Resources.Limits.Memory().Equal(resource.MustParse("2Gi"))).To(BeTrue())
 		Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal(rpc.HealthPath))

@@ -22,8 +22,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,6 +80,13 @@ type RunnerConfig struct {
 	// session naming another before it creates a pod, and passes the list
 	// to each runner (rpc.FlagAllowedExecutable). Empty: none.
 	AllowedExecutables []string
+	// EgressAllowCIDRs are ranges runners may connect to although they are
+	// not public (an in-cluster model server; loopback on make dev); each
+	// runner gets them as its --egress-allow-cidr (runner/egress).
+	EgressAllowCIDRs []netip.Prefix
+	// EgressClusterCIDRs are the cluster's pod and service ranges, which
+	// runners refuse even where they are public (--egress-cluster-cidr).
+	EgressClusterCIDRs []netip.Prefix
 }
 
 // DefaultRunnerConfig is the runner configuration the manager's flags default to.
@@ -133,6 +140,20 @@ func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
 		}
 		c.AllowedExecutables = append(c.AllowedExecutables, s)
 		return nil
+	})
+	fs.Func("runner-egress-allow-cidr", "a range (CIDR or address) runners may connect to although it is not public, e.g. an in-cluster model server; repeatable", func(s string) error {
+		p, err := rpc.ParseCIDR(s)
+		if err == nil {
+			c.EgressAllowCIDRs = append(c.EgressAllowCIDRs, p)
+		}
+		return err
+	})
+	fs.Func("runner-egress-cluster-cidr", "the cluster's pod or service range (CIDR), which runners refuse even where it is public; repeatable", func(s string) error {
+		p, err := rpc.ParseCIDR(s)
+		if err == nil {
+			c.EgressClusterCIDRs = append(c.EgressClusterCIDRs, p)
+		}
+		return err
 	})
 	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
 		switch p := corev1.PullPolicy(s); p {
@@ -357,11 +378,13 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 // runnerArgs are the runner container's arguments: the configured ones,
 // then the allowed executables.
 func runnerArgs(cfg RunnerConfig) []string {
-	args := slices.Clone(cfg.Args)
+	// The manager's own flags first: a stray positional argument in
+	// cfg.Args cannot hide them from the runner's flag parsing.
+	args := rpc.EgressArgs(cfg.EgressAllowCIDRs, cfg.EgressClusterCIDRs)
 	for _, p := range cfg.AllowedExecutables {
 		args = append(args, "--"+rpc.FlagAllowedExecutable+"="+p)
 	}
-	return args
+	return append(args, cfg.Args...)
 }
 
 // executableRefusal says why the session's launchOptions.executablePath

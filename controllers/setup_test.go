@@ -19,9 +19,8 @@ package controllers
 import (
 	"encoding/json"
 	"flag"
-	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"io"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -30,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/test/wrappers"
 )
 
@@ -59,6 +60,9 @@ func TestOptionsFlags(t *testing.T) {
 		"--runner-model-base-url=anthropic=https://gateway.example/anthropic",
 		"--runner-allowed-executable=/opt/chrome/chrome",
 		"--runner-allowed-executable=/usr/bin/chromium",
+		"--runner-egress-allow-cidr=10.20.0.0/16",
+		"--runner-egress-allow-cidr=fd00:1::7",
+		"--runner-egress-cluster-cidr=34.118.0.0/16",
 		"--session-default-timeout=15m",
 		"--session-max-timeout=2h",
 		"--session-ttl-after-ended=10m",
@@ -86,24 +90,23 @@ func TestOptionsFlags(t *testing.T) {
 			{Key: "pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 			{Key: "d", Operator: corev1.TolerationOpEqual, Value: "c", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 		},
-		RuntimeClassName: "gvisor",
-		ModelBaseURLs:    map[string]string{"openai": "http://vllm.models:8000/v1", "anthropic": "https://gateway.example/anthropic"},
-
+		RuntimeClassName:   "gvisor",
+		ModelBaseURLs:      map[string]string{"openai": "http://vllm.models:8000/v1", "anthropic": "https://gateway.example/anthropic"},
+		EgressAllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("fd00:1::7/128")},
+		EgressClusterCIDRs: []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16")},
 		AllowedExecutables: []string{"/opt/chrome/chrome", "/usr/bin/chromium"},
 	}
 	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
-	if diff := cmp.Diff(want, opts, quantities); diff != "" {
+	prefixes := cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
+	if diff := cmp.Diff(want, opts, quantities, prefixes); diff != "" {
 		t.Errorf("options (-want +got):\n%s", diff)
 	}
 	// The pod the options build carries them.
 	pod, err := constructRunnerPod(wrappers.MakeBrowserSession("s", "ns").Obj(), opts.Runner)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"--log-format=text", "--allowed-executable=/opt/chrome/chrome", "--allowed-executable=/usr/bin/chromium"}, pod.Spec.Containers[0].Args); diff != "" {
-		t.Errorf("runner args (-want +got):\n%s", diff)
 	}
 	if got := ptr.Deref(pod.Spec.RuntimeClassName, ""); got != "gvisor" {
 		t.Errorf("runtime class %q", got)
@@ -113,6 +116,16 @@ func TestOptionsFlags(t *testing.T) {
 	}
 	if diff := cmp.Diff(want.Runner.NodeSelector, pod.Spec.NodeSelector); diff != "" {
 		t.Errorf("node selector (-want +got):\n%s", diff)
+	}
+	// The runner gets the egress ranges and the allowed executables as its
+	// own flags, before the operator's arguments.
+	wantArgs := []string{
+		"--egress-allow-cidr=10.20.0.0/16", "--egress-allow-cidr=fd00:1::7/128", "--egress-cluster-cidr=34.118.0.0/16",
+		"--allowed-executable=/opt/chrome/chrome", "--allowed-executable=/usr/bin/chromium",
+		"--log-format=text",
+	}
+	if diff := cmp.Diff(wantArgs, pod.Spec.Containers[0].Args); diff != "" {
+		t.Errorf("runner args (-want +got):\n%s", diff)
 	}
 }
 
@@ -129,6 +142,9 @@ func TestOptionsFlagsRefuse(t *testing.T) {
 		"--runner-allowed-executable=/opt/chrome/../bin/sh",
 		"--runner-model-base-url=mistral=http://m:8000",
 		"--runner-model-base-url=openai=vllm:8000",
+		"--runner-egress-allow-cidr=10.1.2.3/8",
+		"--runner-egress-allow-cidr=vllm.models",
+		"--runner-egress-cluster-cidr=::ffff:10.0.0.0/104",
 	} {
 		t.Run(arg, func(t *testing.T) {
 			opts := DefaultOptions()

@@ -30,36 +30,44 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/runner/egress"
 )
 
 // attachRemote connects to the browser at the session's cdpUrl with
 // chromedp's RemoteAllocator and opens the runner's own tab in it; the
 // browser's existing tabs are left alone, and closing the session closes
-// only that tab.
+// only that tab. Every connection to the cdpUrl's host, the /json/version
+// probe included, passes the egress policy; the attached browser's own
+// traffic is its own.
 func (b *Browser) attachRemote(ctx context.Context) error {
 	a := b.settings.attach
 	ctx, cancel := context.WithTimeout(ctx, a.connectTimeout)
 	defer cancel()
 
+	dialer := *b.dialer
+	dialer.Timeout = a.connectTimeout
 	header := http.Header{}
 	for k, v := range a.headers {
 		header.Set(k, v)
 	}
-	upstream, err := resolveBrowserEndpoint(ctx, a.url, header)
+	upstream, err := resolveBrowserEndpoint(ctx, &http.Client{Transport: dialer.Transport()}, a.url, header)
 	if err != nil {
 		return err
 	}
-	wsURL := upstream
-	if len(header) > 0 {
-		// chromedp dials with no way to add headers; a loopback reverse
-		// proxy adds them to the handshake, and to every later
-		// connection (the /cdp proxy uses it too).
-		b.bridge, err = newHeaderBridge(upstream, header, a.connectTimeout, b.log)
-		if err != nil {
-			return err
-		}
-		wsURL = b.bridge.url(upstream)
+	// The bridge would only log a refusal; say it here.
+	if _, err := dialer.Resolve(ctx, "tcp", egress.URLHostPort(httpURL(upstream))); err != nil {
+		return fmt.Errorf("attaching to %s: %w", redactURL(a.url), err)
 	}
+	// chromedp dials with no way to add headers or to choose the dialer;
+	// a loopback reverse proxy adds the headers to the handshake, and to
+	// every later connection (the /cdp proxy uses it too), and dials
+	// through the egress policy.
+	b.bridge, err = newHeaderBridge(upstream, header, &dialer, b.log)
+	if err != nil {
+		return err
+	}
+	wsURL := b.bridge.url(upstream)
 	b.devtoolsURL = wsURL
 
 	b.allocCtx, b.allocCancel = chromedp.NewRemoteAllocator(context.Background(), wsURL.String(), chromedp.NoModifyURL)
@@ -85,7 +93,7 @@ func (b *Browser) attachRemote(ctx context.Context) error {
 // asked at /json/version, as Playwright's connectOverCDP does, and the
 // answer's path is joined to the URL's own host (the answer names the host
 // as the browser sees it, which is wrong behind a proxy).
-func resolveBrowserEndpoint(ctx context.Context, raw string, header http.Header) (*url.URL, error) {
+func resolveBrowserEndpoint(ctx context.Context, client *http.Client, raw string, header http.Header) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("cdpUrl is not a URL: %w", err)
@@ -101,7 +109,7 @@ func resolveBrowserEndpoint(ctx context.Context, raw string, header http.Header)
 		return nil, fmt.Errorf("asking %s for its endpoint: %w", redactURL(raw), err)
 	}
 	req.Header = header.Clone()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("asking %s for its endpoint: %w", redactURL(raw), scrubURLError(err))
 	}
@@ -129,20 +137,23 @@ func resolveBrowserEndpoint(ctx context.Context, raw string, header http.Header)
 }
 
 // headerBridge is a loopback reverse proxy to one upstream DevTools server
-// that adds headers to every request, WebSocket handshakes included.
+// that adds headers to every request, WebSocket handshakes included, and
+// connects through the egress policy.
 type headerBridge struct {
 	ln  net.Listener
 	srv *http.Server
 }
 
-func newHeaderBridge(upstream *url.URL, header http.Header, dialTimeout time.Duration, log *slog.Logger) (*headerBridge, error) {
+func newHeaderBridge(upstream *url.URL, header http.Header, dialer *egress.Dialer, log *slog.Logger) (*headerBridge, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for the cdp header bridge: %w", err)
 	}
+	// A page must not reach the bridge: it would be a way into the
+	// attached browser with the session's headers.
+	dialer.Policy.DenyOwn(ln.Addr())
 	target := httpURL(upstream)
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	transport := dialer.Transport()
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = target.Scheme

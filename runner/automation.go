@@ -27,6 +27,7 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/engine"
 	"github.com/browserfleet/browserfleet/runner/llm"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -58,12 +59,14 @@ func NewAutomation(cfg *Config, log *slog.Logger) *Automation {
 	}
 	a := &Automation{log: log, engines: map[target.ID]*engine.Engine{}}
 	var def rpc.ModelConfig
+	dialer := &egress.Dialer{}
 	if cfg != nil {
 		def = cfg.DefaultModel()
 		a.system = cfg.Spec.SystemPrompt
 		a.selfHeal = deref(cfg.Spec.SelfHeal, false)
+		dialer.Policy, dialer.Resolver = cfg.Egress, cfg.Resolver
 	}
-	a.models = newModels(def, log)
+	a.models = newModels(def, dialer, log)
 	return a
 }
 
@@ -216,6 +219,10 @@ func (a *Automation) callError(op string, err error) error {
 		return rpc.Errorf(rpc.CodeBadRequest, "%s", msg)
 	case errors.Is(err, engine.ErrSchemaViolation):
 		return rpc.Errorf(rpc.CodeSchemaViolation, "%s", err.Error())
+	case errors.As(err, &modelErr) && egress.Denied(modelErr.Err) != nil:
+		// The model's endpoint is not the browser's to reach, nor the
+		// runner's: its host and kind of address, nothing more.
+		return rpc.Errorf(rpc.CodeEgressDenied, "the model %s: %s", modelErr.Provider+"/"+modelErr.Model, egress.Denied(modelErr.Err).Error())
 	case errors.As(err, &modelErr):
 		// Error() is redacted; Err may hold the provider's raw
 		// diagnostics and is left out.

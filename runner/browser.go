@@ -29,7 +29,9 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // Browser is the session's browser: a Chromium the runner launched, or one
@@ -63,7 +65,13 @@ type Browser struct {
 	devtoolsURL *url.URL
 	bridge      *headerBridge
 	version     string
-	auth        *proxyAuth
+	// dialer makes the runner's own connections (cdpUrl) and, through
+	// egress, the launched browser's: both pass the session's egress
+	// policy.
+	dialer *egress.Dialer
+	// egress is the launched browser's forward proxy; nil when attached
+	// (that browser's traffic is not the runner's).
+	egress *egress.Proxy
 
 	// removeAtClose are the directories the runner made for the browser
 	// and removes at close; never one a session named that existed before.
@@ -94,7 +102,10 @@ func StartBrowser(ctx context.Context, cfg *Config, log *slog.Logger) (*Browser,
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Browser{log: log, settings: s, gone: make(chan struct{})}
+	if cfg.Egress == nil {
+		return nil, errors.New("session settings: no egress policy")
+	}
+	b := &Browser{log: log, settings: s, gone: make(chan struct{}), dialer: &egress.Dialer{Policy: cfg.Egress, Resolver: cfg.Resolver}}
 	for _, n := range s.notes {
 		log.Warn("session setting not applied", "detail", n)
 	}
@@ -216,6 +227,9 @@ func (b *Browser) teardown(ctx context.Context) error {
 	if b.bridge != nil {
 		b.bridge.Close()
 	}
+	if b.egress != nil {
+		_ = b.egress.Close()
+	}
 	for _, dir := range b.removeAtClose {
 		if err := removeDir(dir); err != nil {
 			errs = append(errs, fmt.Errorf("removing %s: %w", dir, err))
@@ -234,4 +248,63 @@ func waitGroupGone(ctx context.Context, pid int) error {
 		}
 	}
 	return nil
+}
+
+// maxEgressLines bounds the denials one operation reports as progress; a
+// page can make thousands of requests.
+const maxEgressLines = 20
+
+// watchEgress reports the connections the egress proxy refuses while an
+// operation runs as its progress lines (the runner's log has them too), up
+// to maxEgressLines. It returns the function that stops reporting. Nothing
+// is reported for an attached browser: its traffic is not the runner's.
+func (b *Browser) watchEgress(progress ProgressFunc) (stop func()) {
+	if b.egress == nil {
+		return func() {}
+	}
+	// The proxy's goroutines must not wait for a slow caller.
+	lines := make(chan rpc.LogLine, maxEgressLines)
+	var (
+		n      atomic.Int64
+		mu     sync.Mutex
+		closed bool
+	)
+	unwatch := b.egress.Watch(func(ev egress.Event) {
+		if ev.Kind != egress.EventDenied {
+			return
+		}
+		line := rpc.LogLine{Category: "egress", Message: ev.Message, Level: rpc.LogLevelError, Timestamp: time.Now()}
+		switch c := n.Add(1); {
+		case c < maxEgressLines:
+		case c == maxEgressLines:
+			line.Message = "further refused connections are in the runner's log only"
+		default:
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			// A connection that failed as the operation ended.
+			return
+		}
+		select {
+		case lines <- line:
+		default:
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for line := range lines {
+			progress(line)
+		}
+	}()
+	return func() {
+		unwatch()
+		mu.Lock()
+		closed = true
+		close(lines)
+		mu.Unlock()
+		<-done
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -69,6 +70,15 @@ type Config struct {
 	// ShutdownTimeout bounds closing the browser gracefully once the
 	// runner is told to stop; then its process group is killed.
 	ShutdownTimeout time.Duration
+	// Egress is the policy every connection of the browser and of the
+	// runner itself passes (runner/egress); the flags give the operator's
+	// lists. Required: ConfigFromEnv sets the default, which allows the
+	// public internet only.
+	Egress *egress.Policy
+	// Resolver looks up the names the browser and the runner connect to;
+	// nil is the system's resolver. Tests give one that never leaves the
+	// machine.
+	Resolver egress.Resolver
 	// CrashExitDelay, when positive, makes Run return this long after the
 	// browser crashed, so that the pod fails and the manager marks the
 	// session Failed; meanwhile /healthz and calls report the crash. Zero
@@ -124,6 +134,7 @@ func ConfigFromEnv(environ []string) (*Config, error) {
 		PodIP:           env[rpc.EnvPodIP],
 		ChromiumPath:    DefaultChromiumPath,
 		ShutdownTimeout: DefaultShutdownTimeout,
+		Egress:          egress.NewPolicy(egress.Config{}),
 		Secrets: SessionSecrets{
 			ModelAPIKey:         NewSecret(env[rpc.EnvModelAPIKey]),
 			ModelCredentials:    NewSecret(env[rpc.EnvModelCredentials]),
@@ -167,6 +178,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ChromiumPath == "" {
 		errs = append(errs, errors.New("the chromium path is empty"))
+	}
+	if c.Egress == nil {
+		errs = append(errs, errors.New("no egress policy"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown timeout %v is not positive", c.ShutdownTimeout))

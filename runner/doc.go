@@ -22,7 +22,7 @@ limitations under the License.
 //
 // docs/runner.md records the runner's decisions for operators and
 // developers: the environment contract, how the session's spec becomes
-// launch settings (and what is ignored), proxy credentials, ad blocking,
+// launch settings (and what is ignored), the egress gate, ad blocking,
 // supervision and crashes, the RPC's endpoints, authentication, streaming
 // format, error codes and limits, the CDP proxy, and why the image wants a
 // minimal init. This comment keeps only what a reader of the code needs
@@ -47,8 +47,11 @@ limitations under the License.
 //
 // The DevTools port listens on loopback only and switches that would change
 // that are refused; /cdp checks the token and strips it before the browser
-// sees the request. Chromium starts with the runner's BROWSERFLEET_*
-// variables blanked, and navigate refuses file: URLs. Secrets are Secret
+// sees the request. Every connection of the browser goes through the egress
+// proxy (runner/egress), which safety switches pin it to, and every one of
+// the runner's own through the egress dialer. Chromium starts with the
+// runner's BROWSERFLEET_* variables blanked, and navigate refuses file: and
+// the browser's own pages (rpc.NavigateURLProblem). Secrets are Secret
 // values, which print as "[redacted]"; no log line or error carries one,
 // and a model's key goes only to the endpoint the session gave it.
 package runner

@@ -35,7 +35,8 @@ import (
 
 // setup applies the session's settings: browser-wide ones (downloads,
 // certificate errors) on the browser, the identity and metrics on the
-// runner's tab, then the proxy credentials and ad blocking on its network.
+// runner's tab, then ad blocking on its network. (The proxy and its
+// credentials are the egress proxy's: see launch.)
 // Tab-level settings hold for the runner's tab, which every operation uses;
 // tabs a page opens itself do not get them.
 func (b *Browser) setup(ctx context.Context) error {
@@ -94,12 +95,6 @@ func (b *Browser) setup(ctx context.Context) error {
 	if err := chromedp.Run(b.tabContext(ctx), actions...); err != nil {
 		return fmt.Errorf("applying the session's settings to the page: %w", err)
 	}
-	if px := s.proxy; px != nil && (px.username != "" || !px.password.IsZero()) {
-		b.auth = newProxyAuth(px.username, px.password, b.log)
-		if err := b.auth.enable(b.ctx, b.tabContext(ctx)); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -140,7 +135,7 @@ func (b *Browser) setupDownloads(ctx context.Context) error {
 // pageFor is the Page of one call: ctx is the call's context, a child of the
 // tab's.
 func (b *Browser) pageFor(ctx context.Context, settle time.Duration) *Page {
-	return &Page{ctx: ctx, tabCtx: b.ctx, tab: b.tab, targetID: b.targetID, auth: b.auth, settle: settle}
+	return &Page{ctx: ctx, tabCtx: b.ctx, tab: b.tab, targetID: b.targetID, egress: b.egress, settle: settle}
 }
 
 // tabContext is a chromedp context of the runner's tab that ctx cancels.

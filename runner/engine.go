@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromedp/cdproto/target"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -56,8 +57,10 @@ type Page struct {
 	tabCtx   context.Context
 	tab      *page.Page
 	targetID target.ID
-	auth     *proxyAuth
-	settle   time.Duration
+	// egress is the browser's egress proxy, nil when attached: what it
+	// refused tells a failed navigation's cause.
+	egress *egress.Proxy
+	settle time.Duration
 }
 
 // Context is a chromedp context bound to the page tab for this call:

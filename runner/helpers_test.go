@@ -22,8 +22,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +33,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -76,7 +79,28 @@ func slogTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// testConfig is a session with a local browser; mutate adjusts its spec.
+// loopbackEgress is the egress policy of most tests: their pages, proxies
+// and model server listen on loopback, which the operator allows as make
+// dev does.
+func loopbackEgress() *egress.Policy {
+	return egress.NewPolicy(egress.Config{AllowCIDRs: []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+	}})
+}
+
+// hostsResolver answers localhost, as /etc/hosts does, and nothing else: no
+// test sends a DNS query, not even for the hosts Chromium calls home to.
+type hostsResolver struct{}
+
+func (hostsResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
+	if host == "localhost" && network != "ip6" {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host (tests resolve localhost only)", Name: host, IsNotFound: true}
+}
+
+// testConfig is a session with a local browser, loopback allowed and
+// localhost the only name; mutate adjusts its spec.
 func testConfig(mutate func(*v1alpha1.BrowserSessionSpec)) *Config {
 	cfg := &Config{
 		SessionName:     "test-session",
@@ -84,6 +108,8 @@ func testConfig(mutate func(*v1alpha1.BrowserSessionSpec)) *Config {
 		Token:           NewSecret(testToken),
 		ChromiumPath:    DefaultChromiumPath,
 		ShutdownTimeout: 10 * time.Second,
+		Egress:          loopbackEgress(),
+		Resolver:        hostsResolver{},
 		Spec: v1alpha1.BrowserSessionSpec{
 			Model: v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"},
 			Browser: &v1alpha1.BrowserConfig{

@@ -24,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +35,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/browserfleet/browserfleet/runner/egress"
 )
 
 // defaultFlags are the switches every launched Chromium gets, unless the
@@ -57,16 +60,25 @@ var defaultFlags = []flag{
 }
 
 // safetyFlags are the switches the runner relies on to keep the browser to
-// its session: nothing that phones home or fetches code (so that nothing
+// its session. First they pin every connection of the browser (documents,
+// subresources, redirects, WebSockets, workers) to the egress proxy at
+// proxyURL: Chromium bypasses a proxy for loopback unless told
+// "<-loopback>", and QUIC and WebRTC's UDP cannot go through an HTTP proxy
+// at all, so they are off (WebRTC keeps TCP through the proxy; both names of
+// its policy switch are set, as Chrome and the content layer each read
+// one). Then nothing that phones home or fetches code (so that nothing
 // leaves the pod but what the session's pages ask for, and nothing waits on
-// a connection a closed network never completes), no QUIC (UDP that would
-// bypass a proxy), no extensions, no host keychain. They come after the
-// session's args, so that they win over any (the last assignment of a
-// switch wins), and no ignoreDefaultArgs removes them. Switches that pin the
-// browser's network belong here too.
-func (s *settings) safetyFlags() []flag {
+// a connection a closed network never completes), no extensions, no host
+// keychain. They come after the session's args, so that they win over any
+// (the last assignment of a switch wins), and no ignoreDefaultArgs removes
+// them.
+func safetyFlags(proxyURL string) []flag {
 	return []flag{
+		{"proxy-server", proxyURL},
+		{"proxy-bypass-list", "<-loopback>"},
 		{"disable-quic", true},
+		{"webrtc-ip-handling-policy", "disable_non_proxied_udp"},
+		{"force-webrtc-ip-handling-policy", "disable_non_proxied_udp"},
 		{"no-pings", true},
 		{"disable-background-networking", true},
 		{"disable-component-update", true},
@@ -82,14 +94,25 @@ func (s *settings) safetyFlags() []flag {
 	}
 }
 
+// isSafetyFlag reports whether name is one of safetyFlags.
+func isSafetyFlag(name string) bool {
+	for _, f := range safetyFlags("") {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // runnerEnvPrefix prefixes every variable the manager sets for the runner
 // (see runner/rpc).
 const runnerEnvPrefix = "BROWSERFLEET_"
 
 // launchFlags are the switches of a launched Chromium: the defaults, those
-// that follow from the session's settings, the session's own args, which
-// win over both, and last the safety switches, which win over all.
-func (s *settings) launchFlags() []flag {
+// that follow from the session's settings, then the session's own args,
+// which win over both, and last the safety switches with the egress proxy
+// at proxyURL, which nothing overrides.
+func (s *settings) launchFlags(proxyURL string) []flag {
 	ignored := map[string]bool{}
 	for _, a := range s.ignoreDefaultArgs {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -121,14 +144,6 @@ func (s *settings) launchFlags() []flag {
 		// does not offer; the pod itself is the sandbox.
 		addDefault(flag{"no-sandbox", true})
 	}
-	if s.proxy != nil {
-		flags = append(flags, flag{"proxy-server", s.proxy.server})
-		if s.proxy.bypass != "" {
-			// The /v1 API takes Playwright's comma-separated list;
-			// Chromium's is semicolon-separated.
-			flags = append(flags, flag{"proxy-bypass-list", strings.ReplaceAll(s.proxy.bypass, ",", ";")})
-		}
-	}
 	if s.locale != "" {
 		flags = append(flags, flag{"lang", s.locale}, flag{"accept-lang", acceptLanguage(s.locale)})
 	}
@@ -141,7 +156,7 @@ func (s *settings) launchFlags() []flag {
 		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
 	}
 	flags = append(flags, s.userArgs...)
-	return append(flags, s.safetyFlags()...)
+	return append(flags, safetyFlags(proxyURL)...)
 }
 
 // acceptLanguage is the Accept-Language a locale sends: "de-DE" gives
@@ -176,6 +191,18 @@ func (b *Browser) launch(ctx context.Context) error {
 		}
 	}
 	b.userDataDir = dataDir
+
+	// The browser's every connection goes through the egress proxy.
+	proxy, err := egress.StartProxy(egress.ProxyOptions{
+		Dialer: b.dialer,
+		Route:  s.egressRoute(),
+		Logger: b.log.With("source", "egress"),
+	})
+	if err != nil {
+		return err
+	}
+	b.egress = proxy
+
 	// A profile that was used before holds the previous browser's port
 	// file; remove it so that we do not read a stale port.
 	_ = os.Remove(filepath.Join(dataDir, "DevToolsActivePort"))
@@ -192,7 +219,7 @@ func (b *Browser) launch(ctx context.Context) error {
 		// chromedp's default of 20s leaves too little margin.
 		chromedp.WSURLReadTimeout(60 * time.Second),
 	}
-	for _, f := range s.launchFlags() {
+	for _, f := range s.launchFlags(proxy.URL()) {
 		opts = append(opts, chromedp.Flag(f.name, f.value))
 	}
 
@@ -221,6 +248,11 @@ func (b *Browser) launch(ctx context.Context) error {
 		return err
 	}
 	b.devtoolsURL = &url.URL{Scheme: "ws", Host: "127.0.0.1:" + port, Path: path}
+	if ap, err := netip.ParseAddrPort(b.devtoolsURL.Host); err == nil {
+		// Chromium's DevTools takes no token: no page may reach it, even
+		// where the operator allows loopback.
+		b.dialer.Policy.DenyOwnAddrPort(ap)
+	}
 	b.log.Info("chromium started", "pid", b.pid, "executable", s.execPath, "headless", s.headless)
 	return nil
 }

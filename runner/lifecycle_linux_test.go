@@ -262,6 +262,7 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Egress, cfg.Resolver = loopbackEgress(), hostsResolver{}
 	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
 	cfg.DataDir = dataRoot
 

@@ -19,7 +19,9 @@ package runner
 import (
 	"log/slog"
 	"maps"
+	"net/http"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/llm"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -36,13 +38,21 @@ type models struct {
 	// cannot be built (err says why).
 	client llm.Client
 	err    error
+	// http is every model client's HTTP client: its connections pass the
+	// egress policy.
+	http *http.Client
 }
 
-// newModels builds the session's default client. A default that cannot be
-// built is not fatal: calls that need no model still work, and calls that
-// bring their own model too; the others are told why.
-func newModels(def rpc.ModelConfig, log *slog.Logger) *models {
-	m := &models{def: def}
+// newModels builds the session's default client, whose connections (and
+// those of every call's model) go through dialer; nil is the default
+// policy. A default that cannot be built is not fatal: calls that need no
+// model still work, and calls that bring their own model too; the others
+// are told why.
+func newModels(def rpc.ModelConfig, dialer *egress.Dialer, log *slog.Logger) *models {
+	if dialer == nil {
+		dialer = &egress.Dialer{}
+	}
+	m := &models{def: def, http: &http.Client{Transport: dialer.Transport()}}
 	if def.ModelName == "" {
 		return m
 	}
@@ -50,7 +60,7 @@ func newModels(def rpc.ModelConfig, log *slog.Logger) *models {
 		log.Warn("the session's model auth and providerOptions are not supported by this runner; the model is called with its API key", "model", def)
 	}
 	m.defProvider, _, _ = llm.ParseModel(def.ModelName, def.Provider)
-	m.client, m.err = llm.New(llmConfig(def))
+	m.client, m.err = llm.New(m.llmConfig(def))
 	if m.err != nil {
 		// llm's errors are redacted; ParseModel's quote the name only.
 		log.Warn("the session's model cannot be used", "model", def, "err", m.err)
@@ -65,7 +75,7 @@ func (m *models) forCall(call *rpc.ModelConfig) (llm.Client, error) {
 	if call == nil || isZeroModel(*call) {
 		return nil, nil
 	}
-	c, err := llm.New(llmConfig(m.merge(*call)))
+	c, err := llm.New(m.llmConfig(m.merge(*call)))
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeBadRequest, "options.model: %s", err.Error())
 	}
@@ -115,13 +125,14 @@ func (m *models) merge(call rpc.ModelConfig) rpc.ModelConfig {
 
 // llmConfig is the llm.Config of a model. Auth and ProviderOptions have no
 // counterpart there and are left out.
-func llmConfig(c rpc.ModelConfig) llm.Config {
+func (m *models) llmConfig(c rpc.ModelConfig) llm.Config {
 	return llm.Config{
-		Model:    c.ModelName,
-		Provider: c.Provider,
-		APIKey:   c.APIKey,
-		BaseURL:  c.BaseURL,
-		Headers:  c.Headers,
+		Model:      c.ModelName,
+		Provider:   c.Provider,
+		APIKey:     c.APIKey,
+		BaseURL:    c.BaseURL,
+		Headers:    c.Headers,
+		HTTPClient: m.http,
 	}
 }
 

@@ -38,7 +38,7 @@ func TestModelMerge(t *testing.T) {
 		BaseURL:   "https://gateway.example/v1",
 		Headers:   map[string]string{"X-Team": "a", "Authorization-Extra": "secret"},
 	}
-	m := newModels(session, slog.New(slog.DiscardHandler))
+	m := newModels(session, nil, slog.New(slog.DiscardHandler))
 	if m.err != nil || m.client == nil {
 		t.Fatalf("the session's model: %v", m.err)
 	}
@@ -99,7 +99,7 @@ func TestModelMerge(t *testing.T) {
 }
 
 func TestSessionModelThatCannotBeUsed(t *testing.T) {
-	m := newModels(rpc.ModelConfig{ModelName: "nobody/model"}, slog.New(slog.DiscardHandler))
+	m := newModels(rpc.ModelConfig{ModelName: "nobody/model"}, nil, slog.New(slog.DiscardHandler))
 	if m.client != nil || m.err == nil {
 		t.Fatalf("client %v, err %v; want none and why", m.client, m.err)
 	}

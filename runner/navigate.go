@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -42,12 +44,14 @@ const DefaultNavigateTimeout = page.DefaultNavigateTimeout
 // options.waitUntil, sending options.referer as the Referer. The loading
 // and waiting are runner/page's Navigate, the one implementation the engine
 // and the runner share; what is the runner's is around it: the checks of
-// the URL (no file:), the result (the document's final URL and HTTP
-// status), downloads, and the error codes. A navigation Chromium cannot
-// complete (DNS, TLS, connection and proxy errors) fails with
-// NAVIGATION_FAILED, or PROXY_AUTH_FAILED when the proxy refused the
-// session's credentials; an HTTP error status is a result (ok false), as in
-// a browser. waitUntil networkidle is load, then the network quiet for
+// the URL (rpc.NavigateURLProblem), the result (the document's final URL
+// and HTTP status), downloads, and the error codes. A document the egress
+// proxy refused (the URL's host, or a redirect's) fails with EGRESS_DENIED
+// naming the host, the same whether anything listens there or not; one
+// whose proxy refused the session's credentials with PROXY_AUTH_FAILED; any
+// other navigation Chromium cannot complete (DNS, TLS, connection errors)
+// with NAVIGATION_FAILED. An HTTP error status is a result (ok false), as
+// in a browser. waitUntil networkidle is load, then the network quiet for
 // 500 ms (runner/page's Settle: WebSockets, EventSources and requests
 // pending for more than 2 s do not count). frameId may only name the main
 // frame.
@@ -69,7 +73,7 @@ func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress Pr
 		progress = func(rpc.LogLine) {}
 	}
 
-	w := newDocWatch(cdp.FrameID(p.targetID))
+	w := newDocWatch(cdp.FrameID(p.targetID), req.URL)
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	chromedp.ListenTarget(lctx, w.observe)
@@ -87,7 +91,10 @@ func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress Pr
 	}
 	shown := redactUserinfo(req.URL)
 	progress(rpc.LogLine{Category: "navigate", Message: "navigating to " + shown, Level: rpc.LogLevelInfo, Timestamp: time.Now()})
-	refusedBefore := p.auth.refusals()
+	var since uint64
+	if p.egress != nil {
+		since = p.egress.Seq()
+	}
 	err = tab.Navigate(ctx, req.URL, opts)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -95,24 +102,24 @@ func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress Pr
 			stopLoading(ctx)
 			return nil, fmt.Errorf("navigating: %w", err)
 		}
+		if e := w.egressFailure(p.egress, since, 0); e != nil {
+			return nil, e
+		}
 		if w.becameDownload(ctx, err) {
 			// The response became a download (Chromium reports it as an
 			// aborted navigation); the page stays where it was.
 			progress(rpc.LogLine{Category: "navigate", Message: "the response is a download", Level: rpc.LogLevelInfo, Timestamp: time.Now()})
 			return &rpc.NavigateResult{URL: req.URL, OK: true}, nil
 		}
-		if p.auth.refusals() > refusedBefore {
-			return nil, rpc.Errorf(rpc.CodeProxyAuthFailed, "the proxy refused the session's credentials (%s)", netError(err))
-		}
 		// page's message quotes the URL as given, credentials included.
 		msg := strings.ReplaceAll(err.Error(), req.URL, shown)
 		return nil, rpc.Errorf(rpc.CodeNavigationFailed, "%s", msg)
 	}
 	res := w.result()
-	if res.Status == 407 {
-		// For a plain-http page the proxy's refusal arrives as the
-		// document; it is the proxy speaking, not the site.
-		return nil, rpc.Errorf(rpc.CodeProxyAuthFailed, "the proxy refused the session's credentials (HTTP 407)")
+	// A plain-http document the egress proxy could not fetch arrives as
+	// the proxy's answer (403 or 502): the proxy speaks, not the site.
+	if e := w.egressFailure(p.egress, since, res.Status); e != nil {
+		return nil, e
 	}
 	if res.URL == "" {
 		res.URL = req.URL
@@ -121,34 +128,9 @@ func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress Pr
 	return res, nil
 }
 
-// netError returns Chromium's net error ("net::ERR_...") in err's message,
-// or the message.
-func netError(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "net::"); i >= 0 {
-		return msg[i:]
-	}
-	return msg
-}
-
 func validateNavigateURL(raw string) *rpc.Error {
-	if raw == "" {
-		return rpc.Errorf(rpc.CodeBadRequest, "url is required")
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return rpc.Errorf(rpc.CodeBadRequest, "url is not a URL")
-	}
-	switch u.Scheme {
-	case "http", "https":
-		if u.Host == "" {
-			return rpc.Errorf(rpc.CodeBadRequest, "url has no host")
-		}
-	case "about", "data":
-	default:
-		// file: would let a caller read the pod's files; chrome: and
-		// the like are the browser's own pages.
-		return rpc.Errorf(rpc.CodeBadRequest, "url must be an http, https, about or data URL")
+	if msg := rpc.NavigateURLProblem(raw); msg != "" {
+		return rpc.Errorf(rpc.CodeBadRequest, "url %s", msg)
 	}
 	return nil
 }
@@ -174,8 +156,9 @@ func redactUserinfo(raw string) string {
 }
 
 // docWatch notes, while a navigation runs, the main frame's document
-// response (for the result's URL and status) and whether a download began
-// in it. Listening starts before the navigation, and the response always
+// requests (the URL, then each redirect: the hosts whose refusal by the
+// egress proxy fails the navigation), its document response (for the
+// result's URL and status) and whether a download began in it. Listening starts before the navigation, and the response always
 // arrives before the lifecycle event runner/page waits for, so it is seen
 // by the time Navigate returns.
 type docWatch struct {
@@ -184,21 +167,34 @@ type docWatch struct {
 	download chan struct{}
 
 	mu       sync.Mutex
+	docs     []string
 	response *network.Response
 	began    bool
 }
+
+// maxDocs bounds the document URLs a navigation notes: a redirect chain
+// longer than Chromium's limit (20) fails anyway.
+const maxDocs = 32
 
 // downloadEventWait bounds the wait for the browser's download event after
 // an aborted navigation: it travels on the browser's connection, not the
 // tab's, and may arrive after Page.navigate's reply.
 const downloadEventWait = 2 * time.Second
 
-func newDocWatch(frame cdp.FrameID) *docWatch {
-	return &docWatch{frame: frame, download: make(chan struct{})}
+func newDocWatch(frame cdp.FrameID, url string) *docWatch {
+	return &docWatch{frame: frame, download: make(chan struct{}), docs: []string{url}}
 }
 
 func (w *docWatch) observe(ev any) {
 	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		if ev.Type == network.ResourceTypeDocument && ev.FrameID == w.frame && ev.Request != nil {
+			w.mu.Lock()
+			if len(w.docs) < maxDocs {
+				w.docs = append(w.docs, ev.Request.URL)
+			}
+			w.mu.Unlock()
+		}
 	case *network.EventResponseReceived:
 		if ev.Type == network.ResourceTypeDocument && ev.FrameID == w.frame {
 			w.mu.Lock()
@@ -234,6 +230,41 @@ func (w *docWatch) becameDownload(ctx context.Context, err error) bool {
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// egressFailure is the error of a navigation whose document the egress
+// proxy could not fetch since the event numbered since: the latest
+// document host it refused or failed, checked from the last redirect back.
+// status is the document's HTTP status when the navigation completed (a
+// plain-http document the proxy could not fetch is its 403 or 502 answer),
+// 0 when it failed. nil when the proxy is not in the way (attached
+// browser) or fetched the documents.
+func (w *docWatch) egressFailure(proxy *egress.Proxy, since uint64, status int64) *rpc.Error {
+	if proxy == nil {
+		return nil
+	}
+	w.mu.Lock()
+	docs := slices.Clone(w.docs)
+	w.mu.Unlock()
+	for _, raw := range slices.Backward(docs) {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			continue
+		}
+		ev, ok := proxy.Failure(egress.URLHostPort(u), since)
+		if !ok {
+			continue
+		}
+		switch {
+		case ev.Kind == egress.EventDenied && (status == 0 || status == 403):
+			return rpc.Errorf(rpc.CodeEgressDenied, "%s", ev.Message)
+		case ev.Kind == egress.EventProxyAuthFailed && (status == 0 || status == 502):
+			return rpc.Errorf(rpc.CodeProxyAuthFailed, "%s", ev.Message)
+		case ev.Kind == egress.EventUnreachable && (status == 0 || status == 502):
+			return rpc.Errorf(rpc.CodeNavigationFailed, "loading %s: %s", redactURL(raw), ev.Message)
+		}
+	}
+	return nil
 }
 
 // result is the navigation's result from the last document response of the

@@ -36,6 +36,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -475,7 +477,7 @@ func TestNavigate(t *testing.T) {
 		want(t, "unreachable status", status, 502)
 		if e != nil {
 			want(t, "unreachable code", e.Code, rpc.CodeNavigationFailed)
-			wantContains(t, "unreachable message", e.Message, "ERR_CONNECTION_REFUSED")
+			wantContains(t, "unreachable message", e.Message, "connection refused")
 		}
 	})
 	t.Run("credentials in the URL stay out of errors", func(t *testing.T) {
@@ -593,7 +595,7 @@ func TestCDPProxy(t *testing.T) {
 	// runner's /cdp with cdpHeaders.
 	log, _ := testLogger(t)
 	cdpURL, _ := url.Parse(strings.Replace(c.base, "http://", "ws://", 1) + rpc.CDPPath)
-	bridge, err := newHeaderBridge(cdpURL, http.Header{"Authorization": {"Bearer " + testToken}}, 10*time.Second, log)
+	bridge, err := newHeaderBridge(cdpURL, http.Header{"Authorization": {"Bearer " + testToken}}, &egress.Dialer{Policy: loopbackEgress()}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,5 +618,45 @@ func TestCDPProxy(t *testing.T) {
 	evaluate(t, b, "location.href", &href)
 	if href == page.URL+"/" || href == page.URL {
 		t.Errorf("the runner's tab moved to %s", href)
+	}
+}
+
+// The schemes navigate takes and refuses (rpc.NavigateURLProblem, shared
+// with the API), through the RPC.
+func TestNavigateSchemes(t *testing.T) {
+	page := newPageServer(t, htmlHandler(`<!doctype html><title>plain</title>`))
+	tlsSrv := httptest.NewTLSServer(htmlHandler(`<!doctype html><title>secure</title>`))
+	t.Cleanup(tlsSrv.Close)
+	b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.IgnoreHTTPSErrors = ptrTo(true) })))
+	_, c, _ := newTestServer(t, b, nil)
+	const own = "it opens the browser's own pages"
+	tests := []struct {
+		url     string
+		wantErr string // "" navigates
+	}{
+		{url: page.URL + "/"},
+		{url: tlsSrv.URL + "/"},
+		{url: "data:text/html,<title>inline</title>"},
+		{url: "about:blank"},
+		{url: "file:///proc/self/environ", wantErr: "url must not be a file: URL: it would read the runner's files"},
+		{url: "chrome://version", wantErr: "url must not be a chrome: URL: " + own},
+		{url: "chrome-extension://abcdefghijklmnopabcdefghijklmnop/manifest.json", wantErr: "url must not be a chrome-extension: URL: " + own},
+		{url: "devtools://devtools/bundled/inspector.html", wantErr: "url must not be a devtools: URL: " + own},
+		{url: "view-source:" + page.URL + "/", wantErr: "url must not be a view-source: URL: " + own},
+		{url: "about:version", wantErr: "url may be about:blank only: the other about: pages are the browser's own"},
+		{url: "javascript:alert(1)", wantErr: "url must be an http, https or data URL, or about:blank"},
+	}
+	for _, tt := range tests {
+		status, body := c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: tt.url})
+		if tt.wantErr == "" {
+			if status != http.StatusOK {
+				t.Errorf("navigate %s = %d %s, want it loaded", tt.url, status, body)
+			}
+			continue
+		}
+		want(t, "status of "+tt.url, status, http.StatusBadRequest)
+		e := decodeError(t, body)
+		want(t, "code of "+tt.url, e.Code, rpc.CodeBadRequest)
+		want(t, "message of "+tt.url, e.Message, tt.wantErr)
 	}
 }

@@ -67,6 +67,9 @@ func Run(ctx context.Context, cfg *Config, opts Options) error {
 			return fmt.Errorf("listening: %w", err)
 		}
 	}
+	// No page may reach the runner's own RPC, whatever the operator
+	// allows.
+	cfg.Egress.DenyOwn(ln.Addr())
 	engine := opts.Engine
 	if engine == nil {
 		engine = NewAutomation(cfg, log)

@@ -344,7 +344,10 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 	defer finish()
 	page := b.pageFor(ctx, s.settle)
 	start := time.Now()
+	stopEgress := b.watchEgress(resp.progress)
 	result, usage, err := fn(ctx, page, resp.progress)
+	// The refusals are told before the outcome.
+	stopEgress()
 	elapsed := time.Since(start)
 	if err != nil {
 		e := s.classify(ctx, b, err)

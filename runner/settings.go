@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -220,8 +221,9 @@ func newSettings(cfg *Config) (*settings, error) {
 	}
 
 	// The proxy: the launch proxy, else the first external proxy of the
-	// cloud parameters. Chromium takes one proxy for all traffic, so
-	// further proxies and domain patterns cannot be honoured.
+	// cloud parameters. It becomes the egress proxy's upstream for every
+	// host its bypass list does not name; further proxies and domain
+	// patterns are not honoured yet.
 	if p := lo.Proxy; p != nil {
 		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
 	} else if params != nil {
@@ -240,8 +242,13 @@ func newSettings(cfg *Config) (*settings, error) {
 		}
 	}
 	if s.proxy != nil {
-		if err := validateProxyServer(s.proxy.server); err != nil {
+		if _, err := egress.ParseUpstream(s.proxy.server); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, a := range s.ignoreDefaultArgs {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); isSafetyFlag(name) {
+			s.notes = append(s.notes, fmt.Sprintf("launchOptions.ignoreDefaultArgs: --%s is one of the runner's safety switches and stays", name))
 		}
 	}
 
@@ -301,26 +308,18 @@ func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (devicePro
 	return p, append(notes, more...)
 }
 
-// validateProxyServer accepts what Chromium's --proxy-server takes for one
-// proxy: [scheme://]host:port.
-func validateProxyServer(server string) error {
-	s := server
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
+// egressRoute is the session's proxy as the egress proxy's upstream, nil
+// when it has none. newSettings checked the server.
+func (s *settings) egressRoute() egress.Router {
+	if s.proxy == nil {
+		return nil
 	}
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return fmt.Errorf("proxy server is not [scheme://]host:port")
+	u, err := egress.ParseUpstream(s.proxy.server)
+	if err != nil {
+		return nil
 	}
-	if u.User != nil {
-		return fmt.Errorf("proxy server must not carry credentials: use username and passwordSecretRef")
-	}
-	switch u.Scheme {
-	case "http", "https", "socks4", "socks5":
-	default:
-		return fmt.Errorf("proxy server scheme %q is not http, https, socks4 or socks5", u.Scheme)
-	}
-	return nil
+	up := &egress.Upstream{URL: u, Username: s.proxy.username, Password: s.proxy.password.Reveal()}
+	return egress.BypassRouter(up, s.proxy.bypass)
 }
 
 func deref[T any](p *T, def T) T {

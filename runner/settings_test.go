@@ -115,6 +115,9 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// testEgressProxy stands for the egress proxy's address.
+const testEgressProxy = "http://127.0.0.1:3128"
+
 func TestSettings(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -140,12 +143,20 @@ func TestSettings(t *testing.T) {
 				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
 				lo.Locale = "pt_BR"
 				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--window-size=800,600", "--password-store=basic", "--user-agent=Bot/1.0 (x)"}
-				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-popup-blocking", "--disable-quic", "disable-extensions"}
+				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-popup-blocking", "--disable-quic", "disable-extensions", "--proxy-server"}
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
 				want(t, "--no-sandbox", flags["no-sandbox"], any(false))
-				want(t, "--proxy-server", flags["proxy-server"], any("socks5://proxy:1080"))
-				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("localhost;.internal"))
+				// The session's proxy is the egress proxy's upstream; the
+				// browser knows only the egress proxy.
+				want(t, "--proxy-server", flags["proxy-server"], any(testEgressProxy))
+				want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("<-loopback>"))
+				want(t, "--disable-quic", flags["disable-quic"], any(true))
+				want(t, "upstream", s.proxy.server, "socks5://proxy:1080")
+				want(t, "upstream bypass", s.proxy.bypass, "localhost,.internal")
+				wantContains(t, "notes", strings.Join(s.notes, "\n"),
+					"--proxy-server is one of the runner's safety switches and stays",
+					"--disable-quic is one of the runner's safety switches and stays")
 				want(t, "--lang", flags["lang"], any("pt-BR"))
 				want(t, "--accept-lang", flags["accept-lang"], any("pt-BR,pt"))
 				want(t, "--force-dark-mode", flags["force-dark-mode"], any(true))
@@ -177,7 +188,7 @@ func TestSettings(t *testing.T) {
 				// What the session asked for explicitly stays, and so do
 				// the safety switches.
 				want(t, "--window-size", flags["window-size"], any("1280,720"))
-				for _, f := range s.safetyFlags() {
+				for _, f := range safetyFlags(testEgressProxy) {
 					want(t, "--"+f.name, flags[f.name], f.value)
 				}
 			},
@@ -208,9 +219,9 @@ func TestSettings(t *testing.T) {
 				lo.Args = []v1alpha1.LaunchArg{"--password-store=basic", "--disable-quic", "--disable-extensions"}
 			}),
 			check: func(t *testing.T, s *settings, _ map[string]any) {
-				flags := s.launchFlags()
-				tail := flags[len(flags)-len(s.safetyFlags()):]
-				if diff := cmp.Diff(s.safetyFlags(), tail, cmp.AllowUnexported(flag{})); diff != "" {
+				flags := s.launchFlags(testEgressProxy)
+				tail := flags[len(flags)-len(safetyFlags(testEgressProxy)):]
+				if diff := cmp.Diff(safetyFlags(testEgressProxy), tail, cmp.AllowUnexported(flag{})); diff != "" {
 					t.Errorf("the safety switches are not last (-want +got):\n%s", diff)
 				}
 			},
@@ -254,6 +265,13 @@ func TestSettings(t *testing.T) {
 			check: func(t *testing.T, s *settings, _ map[string]any) {
 				want(t, "executable", s.execPath, testAllowedExecutable)
 			},
+		},
+		{
+			name: "a SOCKS4 proxy refused",
+			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
+				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks4://proxy:1080"}
+			}),
+			wantErr: `proxy server scheme "socks4" is not supported: use socks5, http or https`,
 		},
 		{
 			name: "proxy with credentials in the URL refused",
@@ -308,7 +326,7 @@ func TestSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			flags := map[string]any{}
-			for _, f := range s.launchFlags() {
+			for _, f := range s.launchFlags(testEgressProxy) {
 				flags[f.name] = f.value
 			}
 			tt.check(t, s, flags)
@@ -339,6 +357,14 @@ func TestLaunchArgsAllowlist(t *testing.T) {
 		{arg: "--load-extension=/tmp/ext", wantErr: "--load-extension is not an allowed"},
 		{arg: "--remote-debugging-address=0.0.0.0", wantErr: "--remote-debugging-address is not an allowed"},
 		{arg: "--remote-debugging-port=9222", wantErr: "--remote-debugging-port is not an allowed"},
+		{arg: "--proxy-server=http://10.0.0.1:3128", wantErr: "--proxy-server is not an allowed"},
+		{arg: "--proxy-bypass-list=<local>", wantErr: "--proxy-bypass-list is not an allowed"},
+		{arg: "--no-proxy-server", wantErr: "--no-proxy-server is not an allowed"},
+		{arg: "--proxy-pac-url=data:,", wantErr: "--proxy-pac-url is not an allowed"},
+		{arg: "--enable-quic", wantErr: "--enable-quic is not an allowed"},
+		{arg: "--origin-to-force-quic-on=example.com:443", wantErr: "--origin-to-force-quic-on is not an allowed"},
+		{arg: "--webrtc-ip-handling-policy=default", wantErr: "--webrtc-ip-handling-policy is not an allowed"},
+		{arg: "--force-webrtc-ip-handling-policy=default", wantErr: "--force-webrtc-ip-handling-policy is not an allowed"},
 		{arg: "--remote-debugging-pipe", wantErr: "--remote-debugging-pipe is not an allowed"},
 		{arg: "--user-data-dir=/etc", wantErr: "--user-data-dir is not an allowed"},
 		{arg: "--proxy-server=http://127.0.0.1:1", wantErr: "--proxy-server is not an allowed"},

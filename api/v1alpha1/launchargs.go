@@ -225,9 +225,6 @@ var launchSwitchFamilies = []LaunchSwitchFamily{
 		Switches: []LaunchSwitch{
 			{Name: "user-agent", Value: Matching, Pattern: `[ -~]{1,512}`, Describe: "up to 512 printable ASCII characters",
 				Example: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"},
-			{Name: "force-webrtc-ip-handling-policy", Value: OneOf, Values: []string{
-				"default", "default_public_and_private_interfaces", "default_public_interface_only", "disable_non_proxied_udp",
-			}},
 		},
 	},
 }

@@ -32,6 +32,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/runner"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/runner/egress"
 )
 
 func main() {
@@ -48,6 +49,7 @@ func run() int {
 		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
+		egressCfg      egress.Config
 	)
 	flag.Func(rpc.FlagAllowedExecutable, "absolute path of a browser binary a session's launchOptions.executablePath may name, besides --chromium; repeatable", func(v string) error {
 		if err := rpc.CheckAllowedExecutable(v); err != nil {
@@ -56,7 +58,14 @@ func run() int {
 		allowed = append(allowed, v)
 		return nil
 	})
+	egressCfg.AddFlags(flag.CommandLine)
 	flag.Parse()
+	if flag.NArg() > 0 {
+		// A stray argument would stop the parsing of the flags after it,
+		// the egress ranges among them.
+		fmt.Fprintf(os.Stderr, "runner: unexpected arguments %q\n", flag.Args())
+		return 2
+	}
 
 	cfg, err := runner.ConfigFromEnv(os.Environ())
 	if err != nil {
@@ -69,6 +78,7 @@ func run() int {
 	cfg.CrashExitDelay = *crashExitDelay
 	cfg.DataDir = *dataDir
 	cfg.AllowedExecutables = allowed
+	cfg.Egress = egress.NewPolicy(egressCfg)
 
 	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)
 	if err != nil {
@@ -91,6 +101,7 @@ func run() int {
 	if err := harden(); err != nil {
 		log.Warn("could not make the runner non-dumpable", "err", err)
 	}
+	log.Info("egress policy: the public internet, and the allowed ranges", "allow", egressCfg.AllowCIDRs, "cluster", egressCfg.ClusterCIDRs)
 
 	// SIGTERM is how the kubelet ends the pod; the runner then closes the
 	// browser within the termination grace period.

@@ -54,6 +54,11 @@ const (
 	CodeNavigationFailed ErrorCode = "NAVIGATION_FAILED"
 	// CodeProxyAuthFailed: the browser's proxy refused its credentials.
 	CodeProxyAuthFailed ErrorCode = "PROXY_AUTH_FAILED"
+	// CodeEgressDenied: the runner's egress policy refused a connection
+	// the operation needed (the page's document, the model's endpoint).
+	// The message names the host and the kind of address, never whether
+	// anything listens there.
+	CodeEgressDenied ErrorCode = "EGRESS_DENIED"
 	// CodeSchemaViolation: the model's extraction is not valid against the
 	// caller's schema; the message says where. Retrying may help, a
 	// looser schema or a clearer instruction more.
@@ -83,6 +88,8 @@ func HTTPStatus(code ErrorCode) int {
 	switch code {
 	case CodeBadRequest:
 		return http.StatusBadRequest
+	case CodeEgressDenied:
+		return http.StatusForbidden
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
 	case CodeNotFound:

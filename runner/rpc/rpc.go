@@ -19,6 +19,12 @@ limitations under the License.
 // token, and the environment through which the manager configures it.
 package rpc
 
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
 const (
 	// Port is the port the runner serves its RPC and CDP proxy on.
 	Port int32 = 8080
@@ -35,6 +41,18 @@ const (
 	// TokenSecretKey is the key of the session's token Secret that holds the
 	// runner token.
 	TokenSecretKey = "token"
+)
+
+// Flags of the runner the manager sets from its own configuration
+// (EgressArgs), each repeatable, each value a CIDR or an address
+// (ParseCIDR).
+const (
+	// FlagEgressAllowCIDR is a range the browser and the runner may
+	// connect to although it is not public.
+	FlagEgressAllowCIDR = "egress-allow-cidr"
+	// FlagEgressClusterCIDR is a pod or service range of the cluster,
+	// denied even where it is public.
+	FlagEgressClusterCIDR = "egress-cluster-cidr"
 )
 
 // Environment of the runner container, set by the manager.
@@ -64,3 +82,44 @@ const (
 	// the value of spec.cloudSessionCreateParams.proxies[i].passwordSecretRef.
 	EnvCloudProxyPasswordFormat = "BROWSERFLEET_PROXY_%d_PASSWORD"
 )
+
+// ParseCIDR reads a value of the egress flags: a CIDR ("10.0.0.0/8",
+// "fd00::/8") or a single address ("10.0.0.7", a /32 or /128). A CIDR with
+// host bits set is refused (it says something other than its writer
+// probably meant), and so are IPv4-mapped IPv6 ranges (give the IPv4 one)
+// and zones.
+func ParseCIDR(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR or an IP address", s)
+		}
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not a CIDR or an IP address", s)
+	}
+	if p.Masked() != p {
+		return netip.Prefix{}, fmt.Errorf("%q has bits set beyond its prefix length; did you mean %s?", s, p.Masked())
+	}
+	if p.Addr().Is4In6() {
+		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped IPv6 range; give the IPv4 range", s)
+	}
+	return p, nil
+}
+
+// EgressArgs are the runner's arguments that give it the operator's egress
+// ranges.
+func EgressArgs(allow, cluster []netip.Prefix) []string {
+	var args []string
+	for _, p := range allow {
+		args = append(args, "--"+FlagEgressAllowCIDR+"="+p.String())
+	}
+	for _, p := range cluster {
+		args = append(args, "--"+FlagEgressClusterCIDR+"="+p.String())
+	}
+	return args
+}

@@ -496,6 +496,8 @@ func TestValidatorResponses(t *testing.T) {
 		{"extract any result", "POST", "/v1/sessions/{id}/extract", 200, jsonCT, `{"success":true,"data":{"result":[1,"a",null],"actionId":"` + actionID + `"}}`, true},
 		{"extract schema violation", "POST", "/v1/sessions/{id}/extract", 422, jsonCT, `{"success":false,"error":"at /p: want number","code":"SCHEMA_VIOLATION"}`, true},
 		{"navigate", "POST", "/v1/sessions/{id}/navigate", 200, jsonCT, `{"success":true,"data":{"result":{"url":"about:blank","ok":true},"actionId":"` + actionID + `"}}`, true},
+		{"navigate egress denied", "POST", "/v1/sessions/{id}/navigate", 403, jsonCT, `{"success":false,"error":"the egress policy refuses connections to 10.0.0.5 (a private address)","code":"EGRESS_DENIED"}`, true},
+		{"act egress denied", "POST", act, 403, jsonCT, `{"success":false,"error":"the model openai/x: the egress policy refuses connections to 127.0.0.1 (a loopback address)","code":"EGRESS_DENIED"}`, true},
 		{"navigate without ok", "POST", "/v1/sessions/{id}/navigate", 200, jsonCT, `{"success":true,"data":{"result":{"url":"about:blank","status":200},"actionId":"` + actionID + `"}}`, false},
 		{"agent", "POST", "/v1/sessions/{id}/agentExecute", 200, jsonCT, `{"success":true,"data":{"result":{"success":true,"message":"m","actions":[{"type":"act","reasoning":"","taskCompleted":false,"action":"","timeMs":0,"pageText":"","pageUrl":"","instruction":""}],"completed":true,"metadata":{},"usage":{"input_tokens":1,"output_tokens":2,"inference_time_ms":3,"reasoning_tokens":0,"cached_input_tokens":0}},"cacheEntry":{"cacheKey":"k","entry":{"a":1}}}}`, true},
 		{"agent failed", "POST", "/v1/sessions/{id}/agentExecute", 422, jsonCT, `{"success":false,"error":"the agent gave up","code":"AGENT_FAILED"}`, true},

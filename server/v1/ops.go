@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -92,9 +91,10 @@ type NavigateBody struct {
 //
 // Beyond the schema, checks the published schema cannot express are made in
 // code: an act input action's method must be one the runner performs
-// (actionMethods, case-insensitive); a navigate url must be an http or https
-// URL with a host, or an about: or data: URL (the runner's own rule: file:
-// would read the pod's files, javascript: runs script); an extract schema
+// (actionMethods, case-insensitive); a navigate url must pass the runner's
+// own rule (rpc.NavigateURLProblem: http and https with a host, data:, and
+// about:blank; never file:, the browser's own pages or javascript:); an
+// extract schema
 // must compile as a JSON Schema (draft 2020-12 unless its $schema says
 // otherwise) with references only inside it, and needs an instruction.
 func DecodeAct(body []byte) (*ActBody, *ValidationError) {
@@ -451,37 +451,18 @@ func actIssues(doc any) []Issue {
 	return []Issue{{Path: "input.method", Message: fmt.Sprintf("must be one of %s; got %s", actionMethodNames, strconv.Quote(method))}}
 }
 
-// navigateIssues checks the url's scheme as the runner does.
+// navigateIssues checks the url by the runner's rule
+// (rpc.NavigateURLProblem).
 func navigateIssues(doc any) []Issue {
 	root, _ := doc.(map[string]any)
 	raw, ok := root["url"].(string)
 	if !ok || raw == "" {
 		return nil
 	}
-	if msg := navigableURL(raw); msg != "" {
+	if msg := rpc.NavigateURLProblem(raw); msg != "" {
 		return []Issue{{Path: "url", Message: msg}}
 	}
 	return nil
-}
-
-// navigableURL says what is wrong with a navigate url, "" when nothing is.
-// It is the runner's rule (runner.validateNavigateURL): http and https with
-// a host, about: and data:.
-func navigableURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "is not a URL"
-	}
-	switch u.Scheme {
-	case "http", "https":
-		if u.Host == "" {
-			return "has no host"
-		}
-		return ""
-	case "about", "data":
-		return ""
-	}
-	return "must be an http or https URL, or an about: or data: URL"
 }
 
 // extractSchemaURL is where a caller's extract schema is filed for

@@ -353,14 +353,21 @@ func TestDecodeExtractAccepts(t *testing.T) {
 }
 
 func TestDecodeNavigateIssues(t *testing.T) {
-	const scheme = "must be an http or https URL, or an about: or data: URL"
+	const (
+		scheme = "must be an http, https or data URL, or about:blank"
+		own    = "it opens the browser's own pages"
+	)
 	tests := append(commonIssueCases(`{"url":"https://example.com"}`), []issueCase{
 		{"url required", `{"options":{}}`, []Issue{{"url", "is required"}}},
 		{"url empty", `{"url":""}`, []Issue{{"url", "must not be empty"}}},
 		{"url of the wrong type", `{"url":["https://example.com"]}`, []Issue{{"url", "must be a string; got an array"}}},
 		{"javascript url", `{"url":"javascript:alert(1)"}`, []Issue{{"url", scheme}}},
-		{"file url", `{"url":"file:///etc/passwd"}`, []Issue{{"url", scheme}}},
-		{"chrome url", `{"url":"chrome://settings"}`, []Issue{{"url", scheme}}},
+		{"file url", `{"url":"file:///etc/passwd"}`, []Issue{{"url", "must not be a file: URL: it would read the runner's files"}}},
+		{"chrome url", `{"url":"chrome://settings"}`, []Issue{{"url", "must not be a chrome: URL: " + own}}},
+		{"chrome-extension url", `{"url":"chrome-extension://abcdefghijklmnop/x.html"}`, []Issue{{"url", "must not be a chrome-extension: URL: " + own}}},
+		{"devtools url", `{"url":"devtools://devtools/bundled/inspector.html"}`, []Issue{{"url", "must not be a devtools: URL: " + own}}},
+		{"view-source url", `{"url":"view-source:https://example.com/"}`, []Issue{{"url", "must not be a view-source: URL: " + own}}},
+		{"about:version", `{"url":"about:version"}`, []Issue{{"url", "may be about:blank only: the other about: pages are the browser's own"}}},
 		{"relative url", `{"url":"example.com/a"}`, []Issue{{"url", scheme}}},
 		{"no host", `{"url":"https:///path"}`, []Issue{{"url", "has no host"}}},
 		{"not a URL", `{"url":"http://[::1"}`, []Issue{{"url", "is not a URL"}}},

@@ -32,10 +32,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // actAnswer is a model's answer to act: use this element this way.
@@ -469,5 +472,23 @@ var _ = Describe("agentExecute", func() {
 		fs := frames(r.Raw)
 		Expect(events(fs)[:2]).To(Equal([]string{"starting", "connected"}))
 		Expect(fs[len(fs)-1].Event).To(Equal("error"))
+	})
+})
+
+var _ = Describe("the runners' egress gate over /v1", func() {
+	It("refuses a navigation it denies with 403 EGRESS_DENIED, naming the host", func(ctx SpecContext) {
+		p := newProject(ctx)
+		id := startSession(p, "")
+		// The runner's own RPC is on loopback, which this stack allows,
+		// and is refused all the same: no packet leaves the machine.
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: controllers.RunnerPodName(id)}, pod)).To(Succeed())
+		Expect(pod.Status.PodIP).NotTo(BeEmpty())
+		target := fmt.Sprintf("http://%s:%d/healthz", pod.Status.PodIP, rpc.Port)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, target), nil)
+		Expect(r.Status).To(Equal(http.StatusForbidden), "%s", r.Raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/navigate", r)
+		Expect(r.JSON()).To(HaveKeyWithValue("code", "EGRESS_DENIED"))
+		Expect(r.JSON()).To(HaveKeyWithValue("error", "the egress policy refuses connections to "+pod.Status.PodIP+" (a port of the runner itself)"))
 	})
 })

@@ -50,6 +50,7 @@ import (
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
+	"github.com/browserfleet/browserfleet/test/devstack"
 	"github.com/browserfleet/browserfleet/test/framework"
 	"github.com/browserfleet/browserfleet/test/localkubelet"
 	testpages "github.com/browserfleet/browserfleet/test/pages"
@@ -102,6 +103,9 @@ var _ = BeforeSuite(func() {
 	// The manager pod, as in a cluster.
 	opts := controllers.DefaultOptions()
 	opts.Runner.Image = runnerImage
+	// The test pages and the scripted model server are on loopback, which
+	// the runners' egress gate allows here as make dev does.
+	opts.Runner.EgressAllowCIDRs = devstack.LoopbackEgress
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
 		return controllers.SetupWithManager(ctx, mgr, opts)
 	})

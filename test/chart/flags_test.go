@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,13 +47,18 @@ import (
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/test/framework"
 	"github.com/browserfleet/browserfleet/test/wrappers"
 )
 
-// quantities compares resource quantities by value (2 equals 2000m).
-var quantities = cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+// quantities compares resource quantities by value (2 equals 2000m), and
+// network prefixes by value.
+var quantities = cmp.Options{
+	cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 }),
+	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
+}
 
 // parseFlags parses args with a binary's flag set plus controller-runtime's
 // zap flags, which both mains add. Any arg the binary does not know fails.
@@ -126,6 +132,8 @@ func runnerValuesOptions() controllers.Options {
 	want.Runner.RuntimeClassName = "gvisor"
 	want.Runner.ModelBaseURLs = map[string]string{"openai": "http://vllm.models:8000/v1"}
 	want.Runner.AllowedExecutables = []string{"/usr/bin/chromium", "/opt/google/chrome/chrome"}
+	want.Runner.EgressAllowCIDRs = []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("127.0.0.0/8")}
+	want.Runner.EgressClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16"), netip.MustParsePrefix("2600:1900:4000::/44")}
 	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
 	return want
@@ -187,8 +195,17 @@ var _ = Describe("the manager's flags", func() {
 		Expect(c.Image).To(Equal(want.Image))
 		Expect(c.ImagePullPolicy).To(Equal(want.ImagePullPolicy))
 		Expect(c.Command).To(Equal(want.Command))
-		Expect(c.Args).To(Equal(append(append([]string{}, want.Args...),
-			"--allowed-executable=/usr/bin/chromium", "--allowed-executable=/opt/google/chrome/chrome")))
+		// The runner's own flags carry the egress ranges and the allowed
+		// executables, ahead of the values' args; its flag set reads the
+		// ranges back.
+		Expect(c.Args).To(HaveLen(len(want.Args) + 6))
+		Expect(c.Args[4:6]).To(Equal([]string{"--allowed-executable=/usr/bin/chromium", "--allowed-executable=/opt/google/chrome/chrome"}))
+		Expect(c.Args[6:]).To(Equal(want.Args))
+		var gate egress.Config
+		fs := flag.NewFlagSet("runner", flag.ContinueOnError)
+		gate.AddFlags(fs)
+		Expect(fs.Parse(c.Args[:4])).To(Succeed())
+		Expect(cmp.Diff(egress.Config{AllowCIDRs: want.EgressAllowCIDRs, ClusterCIDRs: want.EgressClusterCIDRs}, gate, quantities)).To(BeEmpty())
 		Expect(cmp.Diff(want.Resources, c.Resources, quantities)).To(BeEmpty())
 		sizes := map[string]resource.Quantity{}
 		for _, v := range pod.Spec.Volumes {

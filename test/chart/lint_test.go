@@ -73,7 +73,7 @@ var _ = Describe("values.schema.json", func() {
 		"climbing-executable.yaml":              "/runner/allowedExecutables/1",
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
-		"cidr-without-prefix.yaml":              "/networkPolicy/runner/egress/clusterCIDRs/0",
+		"cidr-without-prefix.yaml":              "/runner/egress/clusterCIDRs/0",
 		"comma-in-arg.yaml":                     "/runner/args/0",
 		"root-runner.yaml":                      "/runner/runAsUser",
 		"metrics-port-clash.yaml":               "/metrics/port",

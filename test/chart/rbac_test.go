@@ -212,7 +212,7 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		Expect(selects(in.From[1].PodSelector, manager)).To(BeTrue())
 	})
 
-	It("lets runners reach DNS and the internet, but not private, metadata or cluster ranges", func() {
+	It("lets runners reach DNS, the internet and the allowed ranges, but not private, metadata or cluster ranges", func() {
 		vals, err := ValuesFile("values-all.yaml")
 		Expect(err).NotTo(HaveOccurred())
 		vals["projects"] = map[string]any{"namespaces": []any{"team-a"}}
@@ -220,7 +220,7 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		Expect(err).NotTo(HaveOccurred())
 		np := toTyped[networkingv1.NetworkPolicy](Find(r.Objects, "NetworkPolicy", "bf-browserfleet-runner"))
 		Expect(np.Namespace).To(Equal("team-a"))
-		Expect(np.Spec.Egress).To(HaveLen(3))
+		Expect(np.Spec.Egress).To(HaveLen(4))
 
 		dns := np.Spec.Egress[0]
 		Expect(dns.To).To(HaveLen(1))
@@ -234,14 +234,20 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		Expect(internet.Ports).To(BeEmpty())
 		Expect(internet.To).To(ConsistOf(
 			networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "0.0.0.0/0", Except: []string{
-				"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10", "203.0.113.0/24",
+				"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10",
+				"168.63.129.16/32", "100.100.100.200/32", "203.0.113.0/24",
 			}}},
 			networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "::/0", Except: []string{
 				"fc00::/7", "fe80::/10", "2001:db8:42::/56",
 			}}},
 		))
 
-		extra := np.Spec.Egress[2]
+		// What runner.egress.allowCIDRs opens in the runner's gate, the
+		// policy admits too.
+		allowed := np.Spec.Egress[2]
+		Expect(allowed.To).To(ConsistOf(networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.20.0.0/16"}}))
+
+		extra := np.Spec.Egress[3]
 		Expect(selects(extra.To[0].PodSelector, labels.Set{"app": "vllm"})).To(BeTrue())
 	})
 

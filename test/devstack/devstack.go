@@ -46,6 +46,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,6 +75,13 @@ const (
 	// Makefile and test/framework.
 	K8sVersion = "1.37.1"
 )
+
+// LoopbackEgress is what the dev stack's runners may reach beyond the
+// internet: this machine's loopback, where a local model server (Ollama)
+// and the pages a developer serves live. It also lets pages reach every
+// other loopback service of the machine, which a shared cluster never
+// allows.
+var LoopbackEgress = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // startWait bounds each wait for a part to be ready.
 const startWait = 2 * time.Minute

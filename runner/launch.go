@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +80,11 @@ func safetyFlags(proxyURL string) []flag {
 		{"disable-quic", true},
 		{"webrtc-ip-handling-policy", "disable_non_proxied_udp"},
 		{"force-webrtc-ip-handling-policy", "disable_non_proxied_udp"},
+		// Google's sign-in and the component updater call home at start
+		// whatever the switches above say; their servers become a
+		// loopback port where nothing listens, and they stay quiet.
+		{"gaia-url", noServiceURL},
+		{"component-updater", "url-source=" + noServiceURL},
 		{"no-pings", true},
 		{"disable-background-networking", true},
 		{"disable-component-update", true},
@@ -92,6 +98,33 @@ func safetyFlags(proxyURL string) []flag {
 		{"password-store", "basic"},
 		{"use-mock-keychain", true},
 	}
+}
+
+// noServiceURL stands for the Google services a browser of the runner must
+// not call: the pod's own discard port.
+const noServiceURL = "http://127.0.0.1:9"
+
+// safetyDisabledFeatures are Chromium features that call home and that no
+// switch of their own turns off: the network time service fetches the time
+// from Google at start. They are added to whatever --disable-features the
+// defaults and the session's args end up with.
+var safetyDisabledFeatures = []string{"NetworkTimeServiceQuerying"}
+
+// withSafetyFeatures is the --disable-features switch of flags (the last
+// one wins, as in Chromium) with safetyDisabledFeatures added.
+func withSafetyFeatures(flags []flag) flag {
+	var names []string
+	for _, f := range flags {
+		if v, ok := f.value.(string); ok && f.name == "disable-features" {
+			names = strings.Split(v, ",")
+		}
+	}
+	for _, n := range safetyDisabledFeatures {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return flag{"disable-features", strings.Join(names, ",")}
 }
 
 // isSafetyFlag reports whether name is one of safetyFlags.
@@ -156,6 +189,7 @@ func (s *settings) launchFlags(proxyURL string) []flag {
 		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
 	}
 	flags = append(flags, s.userArgs...)
+	flags = append(flags, withSafetyFeatures(flags))
 	return append(flags, safetyFlags(proxyURL)...)
 }
 

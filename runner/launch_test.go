@@ -17,11 +17,15 @@ limitations under the License.
 package runner
 
 import (
+	"context"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
@@ -207,4 +211,45 @@ func cmdline(t *testing.T, pid int) []string {
 		t.Fatalf("reading the command line of %d: %v", pid, err)
 	}
 	return strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+}
+
+// recordingResolver is hostsResolver that remembers every name it is asked.
+type recordingResolver struct {
+	hostsResolver
+	mu    sync.Mutex
+	names []string
+}
+
+func (r *recordingResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	r.names = append(r.names, host)
+	r.mu.Unlock()
+	return r.hostsResolver.LookupNetIP(ctx, network, host)
+}
+
+func (r *recordingResolver) asked() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.names)
+}
+
+// TestBrowserCallsNoOneAtStart: a session's browser connects only where its
+// pages lead. Debian's Chromium asks its egress proxy for Google's time,
+// sign-in and component update servers within a second of its start
+// whatever --disable-background-networking says; the safety switches keep
+// them quiet, so the egress gate never resolves a name nobody asked for.
+func TestBrowserCallsNoOneAtStart(t *testing.T) {
+	srv := newPageServer(t, htmlHandler(probePage))
+	cfg := testConfig(nil)
+	rec := &recordingResolver{}
+	cfg.Resolver = rec
+	b := startTestBrowser(t, cfg)
+	mustNavigate(t, b, srv.URL)
+	// Absence takes a while to show: watch for the seconds in which
+	// Chromium makes those calls.
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if names := rec.asked(); len(names) > 0 {
+			t.Fatalf("the browser's egress resolved %q; the session's pages asked for none", names)
+		}
+	}
 }

@@ -142,7 +142,7 @@ func TestSettings(t *testing.T) {
 				lo.ChromiumSandbox = ptrTo(true)
 				lo.Proxy = &v1alpha1.LaunchProxy{Server: "socks5://proxy:1080", Bypass: "localhost,.internal"}
 				lo.Locale = "pt_BR"
-				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--window-size=800,600", "--password-store=basic", "--user-agent=Bot/1.0 (x)"}
+				lo.Args = []v1alpha1.LaunchArg{"--force-dark-mode", "--window-size=800,600", "--password-store=basic", "--user-agent=Bot/1.0 (x)", "--disable-features=Translate"}
 				lo.IgnoreDefaultArgs = []string{"--mute-audio", "disable-popup-blocking", "--disable-quic", "disable-extensions", "--proxy-server"}
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
@@ -162,6 +162,8 @@ func TestSettings(t *testing.T) {
 				want(t, "--force-dark-mode", flags["force-dark-mode"], any(true))
 				// The session's args win over what the runner would set.
 				want(t, "--window-size", flags["window-size"], any("800,600"))
+				// Features that call home stay off whatever the session's list.
+				want(t, "--disable-features", flags["disable-features"], any("Translate,NetworkTimeServiceQuerying"))
 				want(t, "--user-agent", flags["user-agent"], any("Bot/1.0 (x)"))
 				want(t, "user agent", s.userAgent, "Bot/1.0 (x)")
 				for _, f := range []string{"mute-audio", "disable-popup-blocking"} {
@@ -180,13 +182,14 @@ func TestSettings(t *testing.T) {
 				lo.IgnoreAllDefaultArgs = ptrTo(true)
 			}),
 			check: func(t *testing.T, s *settings, flags map[string]any) {
-				for _, f := range []string{"headless", "no-sandbox", "no-first-run", "disable-features"} {
+				for _, f := range []string{"headless", "no-sandbox", "no-first-run"} {
 					if _, ok := flags[f]; ok {
 						t.Errorf("--%s is passed although all defaults are ignored", f)
 					}
 				}
 				// What the session asked for explicitly stays, and so do
-				// the safety switches.
+				// the safety switches and the features that call home.
+				want(t, "--disable-features", flags["disable-features"], any("NetworkTimeServiceQuerying"))
 				want(t, "--window-size", flags["window-size"], any("1280,720"))
 				for _, f := range safetyFlags(testEgressProxy) {
 					want(t, "--"+f.name, flags[f.name], f.value)

@@ -118,6 +118,11 @@ type Options struct {
 	// by provider, the endpoint runners use when a session's model names
 	// none (a local Ollama or vLLM, or a scripted model server in tests).
 	ModelBaseURLs map[string]string
+	// EgressAllowCIDRs are the manager's --runner-egress-allow-cidr
+	// settings: the non-public ranges runners may connect to. Default
+	// LoopbackEgress, as make dev; a suite that proves the egress gate
+	// allows less.
+	EgressAllowCIDRs []netip.Prefix
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.
@@ -201,6 +206,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CRDDir == "" {
 		o.CRDDir = filepath.Join(root, "config", "crd", "bases")
+	}
+	if o.EgressAllowCIDRs == nil {
+		o.EgressAllowCIDRs = LoopbackEgress
 	}
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()

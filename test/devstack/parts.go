@@ -62,8 +62,8 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.ProbeAddress = "0"
 	opts.Controllers.Runner.Image = RunnerImage
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
-	opts.Controllers.Runner.EgressAllowCIDRs = LoopbackEgress
-	s.log.Info("runners may connect to this machine's loopback addresses (pages too): fine for a developer's machine, never for a shared one", "allowed", fmt.Sprint(LoopbackEgress))
+	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
+	s.log.Info("runners may connect to these addresses of this machine (pages too): fine for a developer's machine, never for a shared one", "allowed", fmt.Sprint(s.opts.EgressAllowCIDRs))
 	opts.Logger = s.log.WithName("manager")
 	opts.SkipNameValidation = true
 	mgr, err := managerapp.New(ctx, s.cfg, opts)

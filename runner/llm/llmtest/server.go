@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -82,8 +83,25 @@ type Request struct {
 // script has no reply for fails the test.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
+	return NewServerOn(t, "")
+}
+
+// NewServerOn is NewServer listening on address (host:port; port 0 picks a
+// free one), for a suite whose runners may reach only some loopback
+// addresses. An empty address is NewServer's 127.0.0.1.
+func NewServerOn(t testing.TB, address string) *Server {
+	t.Helper()
 	s := &Server{t: t, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if address != "" {
+		ln, err := net.Listen("tcp", address)
+		if err != nil {
+			t.Fatalf("llmtest: listening on %s: %v", address, err)
+		}
+		_ = s.srv.Listener.Close()
+		s.srv.Listener = ln
+	}
+	s.srv.Start()
 	t.Cleanup(func() {
 		// Delayed replies stop waiting, so that Close need not wait for
 		// them.
@@ -93,7 +111,8 @@ func NewServer(t testing.TB) *Server {
 	return s
 }
 
-// URL returns the server's root URL, http://127.0.0.1:port.
+// URL returns the server's root URL, http://127.0.0.1:port (or the
+// address of NewServerOn).
 func (s *Server) URL() string { return s.srv.URL }
 
 // BaseURL returns what llm.Config.BaseURL should be for provider: the root

@@ -1,0 +1,322 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package attack_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/test/apitest"
+	"github.com/browserfleet/browserfleet/test/wrappers"
+)
+
+// The issue's request: a renderer command prefix that runs a shell.
+const commandExecution = `{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"args":["--renderer-cmd-prefix=/bin/sh -c id>/tmp/out;exec${IFS}\"$0\"${IFS}\"$@\""]}}}`
+
+// attack is one finding of the issue, tried against the whole stack by the
+// key holder of p. It asserts what the service answers; the table checks
+// that nothing of the project changed when the attack says it was refused.
+type attack func(ctx context.Context, p apitest.Project) (refused bool)
+
+var _ = Describe("a tenant with an ordinary project key", func() {
+	DescribeTable("cannot get what the issue found",
+		func(ctx SpecContext, try attack) {
+			p := project()
+			before := snapshot(ctx, p.Namespace)
+			if try(ctx, p) {
+				Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "a refused attack changed the project")
+			}
+			canary.untouched()
+		},
+
+		// Command execution from the start request.
+		Entry("runs a command through a Chromium switch of the start request", refusedStart(commandExecution,
+			"browser.launchOptions.args[0]", "--renderer-cmd-prefix is not an allowed Chromium switch")),
+		Entry("launches a program or weakens the browser with other switches", attack(otherSwitches)),
+		Entry("names a program as executablePath", refusedStart(
+			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"executablePath":"/bin/sh"}}}`,
+			"browser.launchOptions.executablePath", "is not a browser this service allows")),
+		Entry("runs a command through kubectl apply", attack(commandExecutionWithKubectl)),
+
+		// Data loss on the host.
+		Entry("names /etc as userDataDir to have it deleted", refusedStart(
+			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"userDataDir":"/etc"}}}`,
+			"browser.launchOptions.userDataDir", "must be a directory name, not a path")),
+		Entry("climbs out of the data directory with downloadsPath", refusedStart(
+			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"downloadsPath":"../.."}}}`,
+			"browser.launchOptions.downloadsPath", "must be a directory name, not a path")),
+		Entry("names /etc as userDataDir with kubectl", attack(userDataDirWithKubectl)),
+
+		// Reach into the network.
+		Entry("navigates to a refused address, open or closed alike", attack(navigateToRefused)),
+		Entry("reaches a refused address from a page: subresources, fetch, WebSocket, a name", attack(pageReachesCanary)),
+		Entry("is redirected to a refused address", attack(redirectToCanary)),
+		Entry("points the model's baseURL at a refused address", attack(modelBaseURLToCanary)),
+		Entry("attaches to a cdpUrl at a refused address", attack(cdpURLToCanary)),
+		Entry("sends the browser through a proxy at a refused address", attack(proxyToCanary)),
+
+		// No local schemes.
+		Entry("navigates to local schemes", attack(localSchemes)),
+	)
+})
+
+// snapshot is every object of namespace the service makes or reads, with
+// its resource version: what a refused attack must leave alone.
+func snapshot(ctx context.Context, namespace string) map[string]string {
+	GinkgoHelper()
+	out := map[string]string{}
+	lists := map[string]client.ObjectList{
+		"BrowserSession": &v1alpha1.BrowserSessionList{},
+		"AgentTask":      &v1alpha1.AgentTaskList{},
+		"Secret":         &corev1.SecretList{},
+		"ConfigMap":      &corev1.ConfigMapList{},
+		"Pod":            &corev1.PodList{},
+	}
+	for kind, list := range lists {
+		Expect(k8s.List(ctx, list, client.InNamespace(namespace))).To(Succeed())
+		items, err := meta.ExtractList(list)
+		Expect(err).NotTo(HaveOccurred())
+		for _, o := range items {
+			m, err := meta.Accessor(o)
+			Expect(err).NotTo(HaveOccurred())
+			out[kind+"/"+m.GetName()] = m.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+// refusedStart is an attack by start request that must be a 400 whose one
+// issue names path with message.
+func refusedStart(body, path, message string) attack {
+	return func(_ context.Context, p apitest.Project) bool {
+		GinkgoHelper()
+		expectInvalid(do(http.MethodPost, "/v1/sessions/start", p.Key, body, nil), path, message)
+		return true
+	}
+}
+
+// expectInvalid: r is a 400 INVALID_REQUEST with one issue at path.
+func expectInvalid(r apitest.Response, path, message string) {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
+	Expect(r.JSON()).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
+	issues, _ := r.JSON()["issues"].([]any)
+	Expect(issues).To(HaveLen(1), "%s", r.Raw)
+	Expect(issues[0]).To(HaveKeyWithValue("path", path))
+	Expect(issues[0]).To(HaveKeyWithValue("message", ContainSubstring(message)))
+}
+
+func otherSwitches(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	for _, arg := range []string{
+		"--utility-cmd-prefix=/bin/sh -c id", "--gpu-launcher=/bin/sh", "--browser-subprocess-path=/bin/sh",
+		"--disable-web-security", "--remote-allow-origins=*", "--load-extension=/tmp",
+		"--proxy-server=direct://", "--host-resolver-rules=MAP * 127.0.0.1", "--remote-debugging-address=0.0.0.0",
+	} {
+		body := fmt.Sprintf(`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"args":["--mute-audio",%q]}}}`, arg)
+		name, _, _ := strings.Cut(arg, "=")
+		expectInvalid(do(http.MethodPost, "/v1/sessions/start", p.Key, body, nil),
+			"browser.launchOptions.args[1]", name+" is not an allowed Chromium switch")
+	}
+	return true
+}
+
+func commandExecutionWithKubectl(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	s := wrappers.MakeBrowserSession("cmd-prefix", p.Namespace).Local(&v1alpha1.LaunchOptions{
+		Args: []v1alpha1.LaunchArg{"--mute-audio", `--renderer-cmd-prefix=/bin/sh -c id`},
+	}).Obj()
+	err := k8s.Create(ctx, s)
+	Expect(err).To(HaveOccurred())
+	Expect(err.Error()).To(ContainSubstring("spec.browser.launchOptions.args[1]"))
+	Expect(err.Error()).To(ContainSubstring("is not an allowed Chromium switch"))
+	return true
+}
+
+func userDataDirWithKubectl(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	s := wrappers.MakeBrowserSession("etc-profile", p.Namespace).Local(&v1alpha1.LaunchOptions{UserDataDir: "/etc"}).Obj()
+	err := k8s.Create(ctx, s)
+	Expect(err).To(HaveOccurred())
+	Expect(err.Error()).To(ContainSubstring("spec.browser.launchOptions.userDataDir"))
+	return true
+}
+
+// startSession starts a session for p with the extra members of the start
+// request (JSON object members, or "") and returns its id.
+func startSession(p apitest.Project, extra string) string {
+	GinkgoHelper()
+	body := `{"modelName":"openai/gpt-test"` + prefixComma(extra) + `}`
+	r := do(http.MethodPost, "/v1/sessions/start", p.Key, body, map[string]string{"x-model-api-key": "sk-attack"})
+	Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	id, _ := r.Data()["sessionId"].(string)
+	Expect(id).NotTo(BeEmpty())
+	DeferCleanup(func() { do(http.MethodPost, "/v1/sessions/"+id+"/end", p.Key, "", nil) })
+	return id
+}
+
+func prefixComma(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "," + s
+}
+
+// navigate asks session id to load url.
+func navigate(p apitest.Project, id, url string) apitest.Response {
+	GinkgoHelper()
+	return do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, url), nil)
+}
+
+// expectEgressDenied: r is the uniform refusal of the egress gate, naming
+// host.
+func expectEgressDenied(r apitest.Response, host string) {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(http.StatusForbidden), "%s", r.Raw)
+	Expect(r.JSON()).To(HaveKeyWithValue("code", "EGRESS_DENIED"))
+	Expect(r.JSON()).To(HaveKeyWithValue("error", ContainSubstring("the egress policy refuses connections to "+host)))
+}
+
+func navigateToRefused(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	id := startSession(p, "")
+	open := navigate(p, id, "http://"+canary.hostPort()+"/")
+	closed := navigate(p, id, "http://"+canaryIP+":"+closedPort(canaryIP)+"/")
+	expectEgressDenied(open, canaryIP)
+	expectEgressDenied(closed, canaryIP)
+	// No port scanner: an open port and a closed one answer alike.
+	Expect(open.JSON()["error"]).To(Equal(closed.JSON()["error"]))
+	return false
+}
+
+// attackPage tries a page's ways to reach the canary and, when all have
+// ended, writes how into its body.
+const attackPage = `<!doctype html><title>attack</title>
+<img id="img" src="http://CANARY/img.png">
+<script>
+const attempts = {};
+const pending = [];
+function attempt(name, p) {
+  pending.push(Promise.race([p, new Promise(r => setTimeout(() => r("no answer in 20s"), 20000))])
+    .then(v => { attempts[name] = "resolved " + v; }, e => { attempts[name] = "rejected"; }));
+}
+attempt("fetch", fetch("http://CANARY/fetch", {mode: "no-cors"}).then(r => r.type));
+attempt("fetch localhost", fetch("http://LOCALHOST/fetch", {mode: "no-cors"}).then(r => r.type));
+attempt("img", new Promise((res, rej) => {
+  const img = document.getElementById("img");
+  if (img.complete) { img.naturalWidth > 0 ? res("loaded") : rej("error"); }
+  img.onload = () => res("loaded"); img.onerror = () => rej("error");
+}));
+attempt("websocket", new Promise((res, rej) => {
+  const ws = new WebSocket("ws://CANARY/ws");
+  ws.onopen = () => res("open"); ws.onerror = () => rej("error");
+}));
+Promise.all(pending).then(() => {
+  document.body.textContent = "ATTEMPTS " + JSON.stringify(attempts, Object.keys(attempts).sort());
+});
+</script>`
+
+func pageReachesCanary(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	fill := strings.NewReplacer("CANARY", canary.hostPort(), "LOCALHOST", "localhost:"+canary.port())
+	pages.handle("/attack", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, fill.Replace(attackPage))
+	})
+	id := startSession(p, "")
+	r := navigate(p, id, pages.url("/attack"))
+	Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	var text string
+	Eventually(func() string {
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/extract", p.Key, `{}`, nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		text, _ = r.Data()["result"].(map[string]any)["pageText"].(string)
+		return text
+	}).Should(ContainSubstring("ATTEMPTS"))
+	// Every attempt has ended (the table then finds the canary
+	// untouched); a fetch gets the gate's 403, which a no-cors fetch
+	// resolves with.
+	Expect(text).To(ContainSubstring(`"img":"rejected","websocket":"rejected"`))
+	return false
+}
+
+func redirectToCanary(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	pages.handle("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+canary.hostPort()+"/", http.StatusFound)
+	})
+	id := startSession(p, "")
+	expectEgressDenied(navigate(p, id, pages.url("/redirect")), canaryIP)
+	// A name that resolves to a refused address is refused as the address.
+	expectEgressDenied(navigate(p, id, "http://localhost:"+canary.port()+"/"), "localhost")
+	return false
+}
+
+func modelBaseURLToCanary(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	id := startSession(p, "")
+	r := do(http.MethodPost, "/v1/sessions/"+id+"/observe", p.Key,
+		fmt.Sprintf(`{"instruction":"find the button","options":{"model":{"modelName":"openai/gpt-test","baseURL":"http://%s/v1"}}}`, canary.hostPort()), nil)
+	expectEgressDenied(r, canaryIP)
+	return false
+}
+
+func cdpURLToCanary(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	body := fmt.Sprintf(`{"modelName":"openai/gpt-test","browser":{"type":"local","cdpUrl":"ws://%s/devtools/browser/x"}}`, canary.hostPort())
+	r := do(http.MethodPost, "/v1/sessions/start", p.Key, body, map[string]string{"x-model-api-key": "sk-attack"})
+	// The session cannot attach: the start fails, or the session ends
+	// without a browser.
+	Expect(r.Status).NotTo(Equal(http.StatusOK), "%s", r.Raw)
+	Expect(string(r.Raw)).To(ContainSubstring("the egress policy refuses connections to " + canaryIP))
+	return false
+}
+
+func proxyToCanary(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	id := startSession(p, fmt.Sprintf(`"browser":{"type":"local","launchOptions":{"proxy":{"server":"http://%s"}}}`, canary.hostPort()))
+	// Loopback hosts never go through the session's proxy, so the page is
+	// a name; neither Chromium nor the egress proxy looks it up (the
+	// upstream would), and the connection to the upstream is refused
+	// first.
+	r := navigate(p, id, "http://proxied.invalid/")
+	expectEgressDenied(r, "the session's proxy "+canaryIP)
+	return false
+}
+
+func localSchemes(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	id := startSession(p, "")
+	for _, u := range []string{
+		"file:///etc/passwd", "chrome://version", "chrome-extension://abc/x.html",
+		"devtools://devtools/bundled/inspector.html", "view-source:http://" + pageIP + "/",
+	} {
+		r := navigate(p, id, u)
+		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s: %s", u, r.Raw)
+	}
+	return false
+}

@@ -31,10 +31,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
@@ -52,12 +55,15 @@ type SessionConfig struct {
 	// DefaultTTLAfterEnded is how long an Ended or Failed session is kept
 	// when its spec does not say.
 	DefaultTTLAfterEnded time.Duration
+	// SecretWait is how long a session waits for the Secrets it references
+	// to exist and opt in (v1alpha1.LabelSessionSecret) before it fails.
+	SecretWait time.Duration
 }
 
 // DefaultSessionConfig is the session configuration the manager's flags
 // default to.
 func DefaultSessionConfig() SessionConfig {
-	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour}
+	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second}
 }
 
 // AddFlags binds the session configuration to command-line flags.
@@ -65,6 +71,7 @@ func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DefaultTimeout, "session-default-timeout", c.DefaultTimeout, "lifetime of a session whose spec sets no timeout")
 	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
 	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
+	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
 }
 
 // BrowserSessionReconciler runs each BrowserSession as one runner pod and
@@ -85,7 +92,7 @@ type BrowserSessionReconciler struct {
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one BrowserSession's runner in line with its spec.
@@ -160,6 +167,9 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 			markFailed(s, v1alpha1.BrowserSessionReasonExecutableNotAllowed, msg, now)
 			return nil
 		}
+		if waiting, err := r.checkSecretRefs(ctx, s, now); err != nil || waiting {
+			return err
+		}
 		if err := r.createTokenSecret(ctx, s); err != nil {
 			return err
 		}
@@ -175,6 +185,37 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 	}
 	observePod(s, pod, now)
 	return nil
+}
+
+// checkSecretRefs holds back a session that references a Secret that has
+// not opted in to it (secretrefs.go): it waits Sessions.SecretWait from the
+// session's creation, for a Secret created or labelled just after it (the
+// Secret watch brings it back), then fails naming the references. It
+// reports whether the session may not start yet.
+func (r *BrowserSessionReconciler) checkSecretRefs(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
+	refused, err := refusedSecretRefs(ctx, r.Client, s)
+	if err != nil || len(refused) == 0 {
+		return false, err
+	}
+	msg := refusalMessage(refused)
+	if deadline := s.CreationTimestamp.Add(r.Sessions.SecretWait); now.Before(deadline) {
+		msg = fmt.Sprintf("waiting until %s for %s", deadline.UTC().Format(time.RFC3339), msg)
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSecretNotAllowed, msg)
+		s.Status.Message = msg
+		return true, nil
+	}
+	markFailed(s, v1alpha1.BrowserSessionReasonSecretNotAllowed, msg+"; no runner pod was created", now)
+	return true, nil
+}
+
+// waitingForSecrets says whether the session waits for Secrets to opt in,
+// and until when.
+func (r *BrowserSessionReconciler) waitingForSecrets(s *v1alpha1.BrowserSession) (time.Time, bool) {
+	c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.BrowserSessionConditionReady)
+	if s.Status.PodName != "" || sessionOver(&s.Status) || c == nil || c.Reason != v1alpha1.BrowserSessionReasonSecretNotAllowed {
+		return time.Time{}, false
+	}
+	return s.CreationTimestamp.Add(r.Sessions.SecretWait), true
 }
 
 // endRequest says whether and why the session is to end.
@@ -315,8 +356,15 @@ func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.Bro
 		err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	next := time.Time{}
 	if s.Status.ExpiresAt != nil && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
-		return ctrl.Result{RequeueAfter: s.Status.ExpiresAt.Sub(now)}, nil
+		next = s.Status.ExpiresAt.Time
+	}
+	if deadline, ok := r.waitingForSecrets(s); ok && (next.IsZero() || deadline.Before(next)) {
+		next = deadline
+	}
+	if !next.IsZero() {
+		return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -410,6 +458,23 @@ func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BrowserSession{}).
 		Owns(&corev1.Pod{}).
+		// A Secret that opts in wakes the sessions that wait for it.
+		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.sessionsOfSecret)).
 		Named("browsersession").
 		Complete(r)
+}
+
+// sessionsOfSecret are the sessions of the Secret's namespace that reference
+// it.
+func (r *BrowserSessionReconciler) sessionsOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var sessions v1alpha1.BrowserSessionList
+	if err := r.Client.List(ctx, &sessions, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexBrowserSessionSecret: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the sessions of a secret", "secret", klog.KObj(o))
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(sessions.Items))
+	for _, s := range sessions.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return reqs
 }

@@ -102,6 +102,7 @@ var _ = Describe("BrowserSession", func() {
 	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
 
 	It("runs a hardened runner pod with a random token, owned by the session", func(ctx SpecContext) {
+		sessionSecret(ctx, ns, "model-keys", v1alpha1.SessionSecretAny)
 		s := wrappers.MakeBrowserSession("hardened", ns).ModelAPIKey("model-keys", "openai").Obj()
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		key := client.ObjectKeyFromObject(s)
@@ -375,6 +376,9 @@ var _ = Describe("BrowserSession", func() {
 	})
 
 	It("hands every referenced secret to the runner by reference", func(ctx SpecContext) {
+		sessionSecret(ctx, ns, "model-keys", v1alpha1.SessionSecretAny)
+		sessionSecret(ctx, ns, "model-headers", "secrets")
+		sessionSecret(ctx, ns, "proxy", "secrets")
 		s := wrappers.MakeBrowserSession("secrets", ns).
 			ModelAPIKey("model-keys", "anthropic").
 			ModelHeadersSecret("model-headers").
@@ -412,5 +416,67 @@ var _ = Describe("BrowserSession", func() {
 		s = base.DeepCopy()
 		s.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, LaunchOptions: &v1alpha1.LaunchOptions{Headless: ptr.To(false)}}
 		Expect(k8sClient.Patch(ctx, s, client.MergeFrom(base))).To(BeInvalidError("spec.browser", "browser is immutable"))
+	})
+})
+
+var _ = Describe("BrowserSession secret references", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+
+	// failedFor: the session fails SecretNotAllowed naming field and
+	// secret, without ever getting a pod.
+	failedFor := func(ctx context.Context, s *v1alpha1.BrowserSession, field, secret string) {
+		GinkgoHelper()
+		key := client.ObjectKeyFromObject(s)
+		Eventually(conditions(ctx, key)).Should(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSecretNotAllowed))
+		Expect(phase(ctx, key)(Default)).To(Equal(v1alpha1.BrowserSessionPending))
+		Eventually(phase(ctx, key), 3*secretWait).Should(Equal(v1alpha1.BrowserSessionFailed))
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonSecretNotAllowed))
+		msg := session(ctx, key)(Default).Status.Message
+		Expect(msg).To(ContainSubstring(field + `: Secret "` + secret + `" does not exist or is not labelled browserfleet.io/session-secret=true`))
+		Expect(msg).To(ContainSubstring("no runner pod was created"))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{}))).To(BeTrue(), "no pod for a refused session")
+	}
+
+	It("refuses a Secret that has not opted in, naming the reference, and never reads it", func(ctx SpecContext) {
+		// The namespace's most precious Secret: an unlabelled one.
+		sessionSecret(ctx, ns, "signing-key", "")
+		s := wrappers.MakeBrowserSession("thief", ns).ModelAPIKey("signing-key", "openai").Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		failedFor(ctx, s, "spec.model.apiKeySecretRef", "signing-key")
+	})
+
+	It("refuses a Secret labelled for another session, and one that does not exist, alike", func(ctx SpecContext) {
+		sessionSecret(ctx, ns, "for-alice", "alice")
+		s := wrappers.MakeBrowserSession("mallory", ns).ModelAPIKey("model-keys", "openai").
+			Cloud(&v1alpha1.CloudSessionCreateParams{Proxies: []v1alpha1.Proxy{{
+				Type: v1alpha1.ProxyTypeExternal, Server: "http://proxy:3128", Username: "u",
+				PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "for-alice", Key: "password"},
+			}}}).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		failedFor(ctx, s, "spec.cloudSessionCreateParams.proxies[0].passwordSecretRef", "for-alice")
+		Expect(session(ctx, client.ObjectKeyFromObject(s))(Default).Status.Message).To(
+			ContainSubstring(`spec.model.apiKeySecretRef: Secret "model-keys" does not exist`))
+	})
+
+	It("refuses a Secret labelled with its name but owned by another object", func(ctx SpecContext) {
+		owned := sessionSecret(ctx, ns, "old-keys", "reborn")
+		owned.OwnerReferences = []metav1.OwnerReference{{APIVersion: "browserfleet.io/v1alpha1", Kind: "BrowserSession", Name: "reborn", UID: "0e7f9a0c-0000-4000-8000-000000000000"}}
+		Expect(k8sClient.Update(ctx, owned)).To(Succeed())
+		s := wrappers.MakeBrowserSession("reborn", ns).ModelAPIKey("old-keys", "openai").Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		failedFor(ctx, s, "spec.model.apiKeySecretRef", "old-keys")
+	})
+
+	It("starts once a Secret it waits for opts in", func(ctx SpecContext) {
+		secret := sessionSecret(ctx, ns, "late-keys", "")
+		s := wrappers.MakeBrowserSession("patient", ns).ModelAPIKey("late-keys", "openai").Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(conditions(ctx, key)).Should(HaveCondition(v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonSecretNotAllowed))
+		secret.Labels = map[string]string{v1alpha1.LabelSessionSecret: "patient"}
+		Expect(k8sClient.Update(ctx, secret)).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		Expect(k8sClient.Get(ctx, podKey(key), &corev1.Pod{})).To(Succeed())
 	})
 })

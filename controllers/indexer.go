@@ -30,6 +30,9 @@ import (
 const (
 	// IndexAgentTaskSession indexes AgentTasks by the name of their session.
 	IndexAgentTaskSession = "spec.sessionRef.name"
+	// IndexBrowserSessionSecret indexes BrowserSessions by the names of the
+	// Secrets they reference.
+	IndexBrowserSessionSecret = "browserfleet.io/secret-refs"
 )
 
 // SetupIndexes registers the field indexes with the manager's cache.
@@ -39,6 +42,12 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	})
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", IndexAgentTaskSession, err)
+	}
+	err = indexer.IndexField(ctx, &v1alpha1.BrowserSession{}, IndexBrowserSessionSecret, func(o client.Object) []string {
+		return sessionSecretNames(&o.(*v1alpha1.BrowserSession).Spec)
+	})
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", IndexBrowserSessionSecret, err)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -57,9 +58,16 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 // so that it never holds the rest of the cluster's.
 func CacheOptions() cache.Options {
 	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy})
+	hasLabel, err := labels.NewRequirement(v1alpha1.LabelSessionSecret, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key
+	}
+	optedIn := labels.NewSelector().Add(*hasLabel)
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:    {Label: managed},
-		&corev1.Secret{}: {Label: managed},
+		&corev1.Pod{}: {Label: managed},
+		// Only Secrets that opted in to sessions, and only their metadata
+		// (the manager reads no Secret's data; see secretrefs.go).
+		&corev1.Secret{}: {Label: optedIn},
 	}}
 }
 

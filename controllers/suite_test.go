@@ -30,6 +30,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
@@ -41,6 +42,8 @@ const (
 	defaultTTL     = time.Hour
 	// taskSessionWait is how long a task waits for a missing session.
 	taskSessionWait = 2 * time.Second
+	// secretWait is how long a session waits for its Secrets to opt in.
+	secretWait = 2 * time.Second
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"
@@ -76,7 +79,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
-	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL}
+	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait}
 	opts.TaskSessionWait = taskSessionWait
 	runnerCfg = opts.Runner
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
@@ -102,6 +105,21 @@ func read[T any, P interface {
 }
 
 // newNamespace gives each spec a namespace of its own.
+// sessionSecret makes Secret name of ns with the session-secret label set to
+// label ("" for none): what a session of ns may reference.
+func sessionSecret(ctx context.Context, ns, name, label string) *corev1.Secret {
+	GinkgoHelper()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		StringData: map[string]string{"openai": "sk-test", "anthropic": "sk-test", "password": "pw"},
+	}
+	if label != "" {
+		secret.Labels = map[string]string{v1alpha1.LabelSessionSecret: label}
+	}
+	Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	return secret
+}
+
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())

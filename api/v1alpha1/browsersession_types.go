@@ -616,6 +616,10 @@ const (
 	// launchOptions.executablePath is not one the operator allows; no
 	// runner pod was created.
 	BrowserSessionReasonExecutableNotAllowed = "ExecutableNotAllowed"
+	// BrowserSessionReasonSecretNotAllowed: the session references a Secret
+	// that does not exist or has not opted in to it (LabelSessionSecret).
+	// The session waits for it a while (Ready False), then fails.
+	BrowserSessionReasonSecretNotAllowed = "SecretNotAllowed"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.

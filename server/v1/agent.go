@@ -286,7 +286,8 @@ func (b *AgentBody) ToAgentTask(name, namespace, session string) (*v1alpha1.Agen
 			ObjectMeta: metav1.ObjectMeta{
 				Name:      secretName,
 				Namespace: namespace,
-				Labels:    map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: session},
+				// The task references it: it opts in for that task only.
+				Labels: map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: session, v1alpha1.LabelSessionSecret: name},
 			},
 			Type: corev1.SecretTypeOpaque,
 			// The task's spec is immutable, and so are its secrets.

@@ -231,7 +231,7 @@ func TestToAgentTask(t *testing.T) {
 		}
 	}
 
-	labels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: sessionName}
+	labels := map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: sessionName, v1alpha1.LabelSessionSecret: taskName}
 	secret := func(name string, data map[string]string) *corev1.Secret {
 		d := map[string][]byte{}
 		for k, v := range data {

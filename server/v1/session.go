@@ -140,7 +140,9 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      secretName,
 			Namespace: namespace,
-			Labels:    map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: name},
+			// The session references it: it opts in for that session
+			// only.
+			Labels: map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelSession: name, v1alpha1.LabelSessionSecret: name},
 		},
 		Type: corev1.SecretTypeOpaque,
 		// The values are fixed for the session's life (its spec is

@@ -81,6 +81,9 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 
 		// No local schemes.
 		Entry("navigates to local schemes", attack(localSchemes)),
+
+		// Secret references reach any Secret.
+		Entry("references a Secret that did not opt in, with kubectl", attack(secretRefToUnlabelled)),
 	)
 })
 
@@ -318,5 +321,26 @@ func localSchemes(_ context.Context, p apitest.Project) bool {
 		r := navigate(p, id, u)
 		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s: %s", u, r.Raw)
 	}
+	return false
+}
+
+// secretRefToUnlabelled: with kubectl, a session references a Secret of the
+// namespace that did not opt in (the project's API key Secret, say): it
+// fails naming the reference, and no runner ever gets the value.
+func secretRefToUnlabelled(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	var keys corev1.SecretList
+	Expect(k8s.List(ctx, &keys, client.InNamespace(p.Namespace), client.HasLabels{"browserfleet.io/api-key"})).To(Succeed())
+	Expect(keys.Items).NotTo(BeEmpty())
+	target := keys.Items[0].Name
+	s := wrappers.MakeBrowserSession("secret-thief", p.Namespace).ModelAPIKey(target, "sha256").Obj()
+	Expect(k8s.Create(ctx, s)).To(Succeed())
+	DeferCleanup(func(ctx context.Context) { _ = k8s.Delete(ctx, s) })
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Status.Phase).To(Equal(v1alpha1.BrowserSessionFailed))
+	}).Should(Succeed())
+	Expect(s.Status.Message).To(ContainSubstring(`spec.model.apiKeySecretRef: Secret "` + target + `" does not exist or is not labelled browserfleet.io/session-secret=true`))
+	Expect(s.Status.PodName).To(BeEmpty(), "no runner pod was made")
 	return false
 }

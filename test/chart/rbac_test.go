@@ -124,7 +124,12 @@ var _ = Describe("RBAC", func() {
 			{manager, project, "create", "", "pods", "", true},
 			{manager, project, "watch", "", "pods", "", true},
 			{manager, project, "create", "", "secrets", "", true},
-			{manager, project, "get", "", "secrets", "", false},
+			// The metadata of Secrets opted in to sessions: the cache
+			// selects the label; RBAC cannot say "metadata only".
+			{manager, project, "get", "", "secrets", "", true},
+			{manager, project, "watch", "", "secrets", "", true},
+			{manager, project, "update", "", "secrets", "", false},
+			{manager, project, "delete", "", "secrets", "", false},
 			{manager, project, "update", "browserfleet.io", "browsersessions", "status", true},
 			{manager, project, "update", "browserfleet.io", "browsersessions", "finalizers", true},
 			{manager, project, "create", "browserfleet.io", "browsersessions", "", false},

@@ -123,6 +123,9 @@ type Options struct {
 	// LoopbackEgress, as make dev; a suite that proves the egress gate
 	// allows less.
 	EgressAllowCIDRs []netip.Prefix
+	// SessionSecretWait is the manager's --session-secret-wait. Default
+	// the manager's.
+	SessionSecretWait time.Duration
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.

@@ -63,6 +63,9 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.Image = RunnerImage
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
+	if s.opts.SessionSecretWait > 0 {
+		opts.Controllers.Sessions.SecretWait = s.opts.SessionSecretWait
+	}
 	s.log.Info("runners may connect to these addresses of this machine (pages too): fine for a developer's machine, never for a shared one", "allowed", fmt.Sprint(s.opts.EgressAllowCIDRs))
 	opts.Logger = s.log.WithName("manager")
 	opts.SkipNameValidation = true

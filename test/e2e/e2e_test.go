@@ -201,6 +201,10 @@ var _ = Describe("sessions as resources", func() {
 	It("kubectl apply -f config/samples/ makes a session that becomes Ready, and kubectl delete ends it", func(ctx SpecContext) {
 		_, err := kubectl("create", "secret", "generic", "model-keys", "--from-literal=openai=sk-e2e", "--from-literal=anthropic=sk-e2e", "--from-literal=google=sk-e2e")
 		Expect(err).NotTo(HaveOccurred())
+		// As the samples say: a session may reference only Secrets that
+		// opted in.
+		_, err = kubectl("label", "secret", "model-keys", v1alpha1.LabelSessionSecret+"=true")
+		Expect(err).NotTo(HaveOccurred())
 		out, err := kubectl("apply", "-f", "config/samples/")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("browsersession.browserfleet.io/example-minimal created"))

@@ -58,12 +58,15 @@ type SessionConfig struct {
 	// SecretWait is how long a session waits for the Secrets it references
 	// to exist and opt in (v1alpha1.LabelSessionSecret) before it fails.
 	SecretWait time.Duration
+	// StartupTimeout is how long after its creation a session may take to
+	// become Ready the first time; then it fails and its pod is deleted.
+	StartupTimeout time.Duration
 }
 
 // DefaultSessionConfig is the session configuration the manager's flags
 // default to.
 func DefaultSessionConfig() SessionConfig {
-	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second}
+	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute}
 }
 
 // AddFlags binds the session configuration to command-line flags.
@@ -71,6 +74,7 @@ func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.DefaultTimeout, "session-default-timeout", c.DefaultTimeout, "lifetime of a session whose spec sets no timeout")
 	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
 	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
+	fs.DurationVar(&c.StartupTimeout, "session-startup-timeout", c.StartupTimeout, "how long after its creation a session may take to become ready; then it fails with its pod's reason and the pod is deleted")
 	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
 }
 
@@ -184,7 +188,22 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		return nil
 	}
 	observePod(s, pod, now)
+	if deadline, ok := r.startupDeadline(s); ok && !now.Before(deadline) {
+		markFailed(s, v1alpha1.BrowserSessionReasonStartupTimedOut,
+			fmt.Sprintf("the session was not ready within %s of its creation; %s; the runner pod was deleted", r.Sessions.StartupTimeout, s.Status.Message), now)
+		// Nothing useful runs in it, and it may hold a node's resources.
+		_, err := r.deleteRunnerPod(ctx, s)
+		return err
+	}
 	return nil
+}
+
+// startupDeadline is when a session that has never been ready fails.
+func (r *BrowserSessionReconciler) startupDeadline(s *v1alpha1.BrowserSession) (time.Time, bool) {
+	if r.Sessions.StartupTimeout <= 0 || s.Status.StartedAt != nil || sessionOver(&s.Status) {
+		return time.Time{}, false
+	}
+	return s.CreationTimestamp.Add(r.Sessions.StartupTimeout), true
 }
 
 // checkSecretRefs holds back a session that references a Secret that has
@@ -360,8 +379,10 @@ func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.Bro
 	if s.Status.ExpiresAt != nil && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
 		next = s.Status.ExpiresAt.Time
 	}
-	if deadline, ok := r.waitingForSecrets(s); ok && (next.IsZero() || deadline.Before(next)) {
-		next = deadline
+	for _, d := range []func(*v1alpha1.BrowserSession) (time.Time, bool){r.waitingForSecrets, r.startupDeadline} {
+		if deadline, ok := d(s); ok && (next.IsZero() || deadline.Before(next)) {
+			next = deadline
+		}
 	}
 	if !next.IsZero() {
 		return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil

@@ -480,3 +480,25 @@ var _ = Describe("BrowserSession secret references", func() {
 		Expect(k8sClient.Get(ctx, podKey(key), &corev1.Pod{})).To(Succeed())
 	})
 })
+
+var _ = Describe("BrowserSession startup deadline", func() {
+	It("fails a session whose pod is not ready in time with the pod's own words, and deletes the pod", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		s := wrappers.MakeBrowserSession("stuck", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		Expect(kubelet.Wait(ctx, podKey(key), "ImagePullBackOff", `Back-off pulling image "registry.test/browserfleet/runner:test"`)).To(Succeed())
+
+		Eventually(phase(ctx, key), 2*startupTimeout).Should(Equal(v1alpha1.BrowserSessionFailed))
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonStartupTimedOut))
+		msg := session(ctx, key)(Default).Status.Message
+		Expect(msg).To(ContainSubstring("the session was not ready within 10s of its creation"))
+		Expect(msg).To(ContainSubstring(`container runner is waiting: ImagePullBackOff: Back-off pulling image "registry.test/browserfleet/runner:test"`))
+		Eventually(func() bool {
+			pod := &corev1.Pod{}
+			err := k8sClient.Get(ctx, podKey(key), pod)
+			return apierrors.IsNotFound(err) || (err == nil && pod.DeletionTimestamp != nil)
+		}).Should(BeTrue(), "the stuck pod is deleted")
+	})
+})

@@ -44,6 +44,9 @@ const (
 	taskSessionWait = 2 * time.Second
 	// secretWait is how long a session waits for its Secrets to opt in.
 	secretWait = 2 * time.Second
+	// startupTimeout is how long a session may take to become ready: long
+	// enough for every spec that gets its pod ready on a busy machine.
+	startupTimeout = 10 * time.Second
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"
@@ -79,7 +82,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
-	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait}
+	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout}
 	opts.TaskSessionWait = taskSessionWait
 	runnerCfg = opts.Runner
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {

@@ -620,6 +620,11 @@ const (
 	// that does not exist or has not opted in to it (LabelSessionSecret).
 	// The session waits for it a while (Ready False), then fails.
 	BrowserSessionReasonSecretNotAllowed = "SecretNotAllowed"
+	// BrowserSessionReasonStartupTimedOut: the session did not become
+	// Ready within the manager's startup deadline; the message carries the
+	// pod's own words (ImagePullBackOff, Unschedulable, ...), and its
+	// runner pod is deleted.
+	BrowserSessionReasonStartupTimedOut = "StartupTimedOut"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.

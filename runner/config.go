@@ -67,6 +67,10 @@ type Config struct {
 	// ChromiumPath is the browser binary, unless the session's
 	// launchOptions.executablePath names another.
 	ChromiumPath string
+	// MaxQueuedOperations bounds the operations waiting for their turn on
+	// the session's page (SESSION_BUSY beyond it); 0 means
+	// DefaultMaxQueuedOperations.
+	MaxQueuedOperations int
 	// ShutdownTimeout bounds closing the browser gracefully once the
 	// runner is told to stop; then its process group is killed.
 	ShutdownTimeout time.Duration

@@ -19,6 +19,8 @@ package runner
 import (
 	"context"
 	"sync"
+
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // fifo runs the session's page operations one at a time, in the order they
@@ -26,21 +28,53 @@ import (
 // snapshots and clicks, and a caller that sent navigate then act expects
 // act to see the navigated page. A sync.Mutex does not promise an order;
 // this queue does.
+//
+// The line is bounded: with limit operations waiting, another is refused
+// at once (errBusy), so that a caller cannot pile up goroutines and
+// connections in the runner. A limit of 0 or less means
+// DefaultMaxQueuedOperations.
 type fifo struct {
+	limit   int
 	mu      sync.Mutex
 	busy    bool
 	waiting []chan struct{}
 }
 
+// DefaultMaxQueuedOperations is how many operations may wait for their turn
+// on a session's page unless the runner's --max-queued-operations says
+// otherwise.
+const DefaultMaxQueuedOperations = 16
+
+// errBusy refuses an operation that finds the line full.
+var errBusy = rpc.Errorf(rpc.CodeSessionBusy, "the session is busy: earlier operations fill its queue; retry when they have finished")
+
+func (q *fifo) max() int {
+	if q.limit <= 0 {
+		return DefaultMaxQueuedOperations
+	}
+	return q.limit
+}
+
+// full says whether an operation arriving now would be refused.
+func (q *fifo) full() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.busy && len(q.waiting) >= q.max()
+}
+
 // acquire waits for the operations that arrived earlier, then returns the
 // function that lets the next one run. It returns ctx's error, and holds
-// nothing, if ctx ends first.
+// nothing, if ctx ends first, and errBusy if the line is full.
 func (q *fifo) acquire(ctx context.Context) (release func(), err error) {
 	q.mu.Lock()
 	if !q.busy {
 		q.busy = true
 		q.mu.Unlock()
 		return q.releaseOnce(), nil
+	}
+	if len(q.waiting) >= q.max() {
+		q.mu.Unlock()
+		return nil, errBusy
 	}
 	turn := make(chan struct{})
 	q.waiting = append(q.waiting, turn)

@@ -75,6 +75,33 @@ func TestFIFO(t *testing.T) {
 	want(t, "ahead when idle", q.ahead(), 0)
 }
 
+func TestFIFOBound(t *testing.T) {
+	q := fifo{limit: 1}
+	first, err := q.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "full with none waiting", q.full(), false)
+	waiter := make(chan error, 1)
+	go func() {
+		release, err := q.acquire(context.Background())
+		if err == nil {
+			release()
+		}
+		waiter <- err
+	}()
+	waitFor(t, "the waiter to queue", func() bool { return q.pending() == 1 })
+	want(t, "full with one waiting", q.full(), true)
+	if _, err := q.acquire(context.Background()); !errors.Is(err, errBusy) {
+		t.Fatalf("acquire beyond the bound = %v, want errBusy", err)
+	}
+	first()
+	if err := <-waiter; err != nil {
+		t.Fatalf("the waiter within the bound: %v", err)
+	}
+	want(t, "full when idle", q.full(), false)
+}
+
 func TestBearerToken(t *testing.T) {
 	for header, want := range map[string]string{
 		"Bearer abc":   "abc",

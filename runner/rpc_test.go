@@ -285,6 +285,59 @@ func TestOperationsRunInArrivalOrder(t *testing.T) {
 	}
 }
 
+// TestQueueIsBounded: with as many operations waiting as the runner lets
+// wait, the next one is refused at once with 429 SESSION_BUSY, plain or
+// streamed, and the waiting ones still run.
+func TestQueueIsBounded(t *testing.T) {
+	b := sharedBrowser(t)
+	page := newPageServer(t, htmlHandler(buttonsPage))
+	engine := newTestEngine()
+	log, _ := testLogger(t)
+	s := NewServer(ServerOptions{Token: NewSecret(testToken), Engine: engine, Logger: log, MaxQueuedOperations: 2})
+	s.SetBrowser(b)
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	c := rpcClient{base: hs.URL, token: testToken}
+	c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: page.URL})
+
+	statuses := make(chan int, 3)
+	send := func(instruction string) {
+		go func() {
+			status, _, err := c.call(context.Background(), rpc.ActPath, act(instruction))
+			if err != nil {
+				t.Error(err)
+			}
+			statuses <- status
+		}()
+	}
+	send("hold first")
+	engine.waitStarted(t, "hold first")
+	send("click #a")
+	waitFor(t, "the second call to queue", func() bool { return s.queue.pending() == 1 })
+	send("click #b")
+	waitFor(t, "the third call to queue", func() bool { return s.queue.pending() == 2 })
+
+	status, body := c.mustCall(t, rpc.ActPath, act("click #c"))
+	want(t, "status beyond the bound", status, http.StatusTooManyRequests)
+	e := decodeError(t, body)
+	want(t, "code beyond the bound", e.Code, rpc.CodeSessionBusy)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, _, err := c.stream(ctx, rpc.ActPath, act("click #c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(t, "streamed status beyond the bound", resp.StatusCode, http.StatusTooManyRequests)
+	want(t, "waiting", s.queue.pending(), 2)
+
+	engine.release("first")
+	for range 3 {
+		if st := <-statuses; st != http.StatusOK {
+			t.Errorf("a call within the bound answered %d", st)
+		}
+	}
+}
+
 func TestStreaming(t *testing.T) {
 	b := sharedBrowser(t)
 	page := newPageServer(t, htmlHandler(buttonsPage))

@@ -75,10 +75,11 @@ func Run(ctx context.Context, cfg *Config, opts Options) error {
 		engine = NewAutomation(cfg, log)
 	}
 	srv := NewServer(ServerOptions{
-		Token:            cfg.Token,
-		Engine:           engine,
-		Logger:           log,
-		DOMSettleTimeout: time.Duration(deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
+		Token:               cfg.Token,
+		Engine:              engine,
+		Logger:              log,
+		DOMSettleTimeout:    time.Duration(deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
+		MaxQueuedOperations: cfg.MaxQueuedOperations,
 	})
 	httpSrv := &http.Server{
 		Handler:           srv,

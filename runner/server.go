@@ -44,6 +44,10 @@ type ServerOptions struct {
 	// DOMSettleTimeout is the session's domSettleTimeoutMs, handed to the
 	// engine through Page.
 	DOMSettleTimeout time.Duration
+	// MaxQueuedOperations bounds the operations that wait for their turn;
+	// beyond it an operation answers SESSION_BUSY. 0 means
+	// DefaultMaxQueuedOperations.
+	MaxQueuedOperations int
 }
 
 // Server serves the runner RPC: /healthz, the operations under /v1 and the
@@ -67,6 +71,7 @@ func NewServer(opts ServerOptions) *Server {
 		log:      opts.Logger,
 		engine:   opts.Engine,
 		settle:   opts.DOMSettleTimeout,
+		queue:    fifo{limit: opts.MaxQueuedOperations},
 		inflight: map[*int]context.CancelCauseFunc{},
 	}
 	if s.log == nil {
@@ -320,11 +325,21 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 		resp.fail(err)
 		return
 	}
+	if s.queue.full() {
+		// Answered before the stream starts, so that a plain 429 tells
+		// the caller to come back later.
+		resp.fail(errBusy)
+		return
+	}
 	resp.start()
 	if n := s.queue.ahead(); n > 0 {
 		resp.progress(rpc.LogLine{Category: "runner", Message: fmt.Sprintf("waiting for %d earlier operation(s)", n), Level: rpc.LogLevelDebug, Timestamp: time.Now()})
 	}
 	release, err := s.queue.acquire(r.Context())
+	if errors.Is(err, errBusy) {
+		resp.fail(errBusy)
+		return
+	}
 	if err != nil {
 		resp.fail(errCallerGone)
 		return

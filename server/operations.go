@@ -205,6 +205,12 @@ func (s *server) failOperation(ctx context.Context, resp responder, bs *v1alpha1
 		resp.fail(http.StatusBadGateway, CodeRunnerUnreachable, "the session's runner refused the call")
 	case rpc.CodeBrowserStarting:
 		resp.fail(http.StatusConflict, CodeSessionNotReady, e.Message)
+	case rpc.CodeSessionBusy:
+		if p, ok := resp.(plain); ok {
+			// The earlier operations take seconds; ask for no fewer.
+			p.w.Header().Set("Retry-After", "1")
+		}
+		resp.fail(http.StatusTooManyRequests, string(e.Code), e.Message)
 	case rpc.CodeInternal:
 		s.log.Error(err, "runner failed", "operation", name, "namespace", bs.Namespace, "session", bs.Name)
 		resp.fail(http.StatusInternalServerError, CodeInternal, e.Message)

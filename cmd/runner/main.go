@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/runner"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 func main() {
@@ -46,6 +46,7 @@ func run() int {
 		dataDir        = flag.String("data-dir", "", "directory of the profiles (launchOptions.userDataDir) and downloads directories (downloadsPath) sessions name (default: $TMPDIR/browserfleet, /tmp/browserfleet in a runner pod)")
 		allowed        []string
 		shutdown       = flag.Duration("shutdown-timeout", runner.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
+		maxQueued      = flag.Int("max-queued-operations", runner.DefaultMaxQueuedOperations, "how many operations may wait for their turn on the session's page; beyond it an operation answers 429 SESSION_BUSY")
 		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
@@ -76,6 +77,11 @@ func run() int {
 	cfg.ChromiumPath = *chromium
 	cfg.ShutdownTimeout = *shutdown
 	cfg.CrashExitDelay = *crashExitDelay
+	if *maxQueued < 1 {
+		fmt.Fprintln(os.Stderr, "runner: --max-queued-operations must be at least 1")
+		return 2
+	}
+	cfg.MaxQueuedOperations = *maxQueued
 	cfg.DataDir = *dataDir
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)

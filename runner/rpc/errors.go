@@ -59,6 +59,10 @@ const (
 	// The message names the host and the kind of address, never whether
 	// anything listens there.
 	CodeEgressDenied ErrorCode = "EGRESS_DENIED"
+	// CodeSessionBusy: as many operations as the runner lets wait
+	// (--max-queued-operations) already wait for their turn on the
+	// session's page; retry after the earlier ones have finished.
+	CodeSessionBusy ErrorCode = "SESSION_BUSY"
 	// CodeSchemaViolation: the model's extraction is not valid against the
 	// caller's schema; the message says where. Retrying may help, a
 	// looser schema or a clearer instruction more.
@@ -108,6 +112,8 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusBadGateway
 	case CodeSchemaViolation:
 		return http.StatusUnprocessableEntity
+	case CodeSessionBusy:
+		return http.StatusTooManyRequests
 	default:
 		return http.StatusInternalServerError
 	}

@@ -74,7 +74,7 @@ var outcomes = set(
 	string(rpc.CodeMethodNotAllowed), string(rpc.CodePayloadTooLarge),
 	string(rpc.CodeBrowserStarting), string(rpc.CodeBrowserCrashed), string(rpc.CodeShuttingDown),
 	string(rpc.CodeTimeout), string(rpc.CodeCanceled), string(rpc.CodeNavigationFailed),
-	string(rpc.CodeProxyAuthFailed), string(rpc.CodeEgressDenied), string(rpc.CodeSchemaViolation), string(rpc.CodeModelError),
+	string(rpc.CodeProxyAuthFailed), string(rpc.CodeEgressDenied), string(rpc.CodeSessionBusy), string(rpc.CodeSchemaViolation), string(rpc.CodeModelError),
 	string(rpc.CodeEngineError), string(rpc.CodeRunnerUnreachable), string(rpc.CodeInternal),
 	// The API's codes (server/errors.go; this package cannot import it).
 	"INVALID_REQUEST", "SESSION_NOT_FOUND", "SESSION_ENDED", "SESSION_NOT_READY",

@@ -28,6 +28,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -335,5 +336,58 @@ var _ = Describe("GET /v1/sessions", func() {
 		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m["issues"]).To(ConsistOf(HaveKeyWithValue("path", "colour"), HaveKeyWithValue("path", "phase")))
+	})
+})
+
+var _ = Describe("a start that meets a fault", func() {
+	var p project
+	BeforeEach(func(ctx SpecContext) {
+		p = newProject(ctx)
+		DeferCleanup(func() { faults.set(nil) })
+	})
+
+	// converges: the project ends up with no session and no request
+	// Secret: nothing of the failed start outlives it.
+	converges := func(ctx context.Context) {
+		GinkgoHelper()
+		Eventually(func(g Gomega) {
+			var sessions v1alpha1.BrowserSessionList
+			g.Expect(k8sClient.List(ctx, &sessions, client.InNamespace(p.Namespace))).To(Succeed())
+			g.Expect(sessions.Items).To(BeEmpty())
+			var secrets corev1.SecretList
+			g.Expect(k8sClient.List(ctx, &secrets, client.InNamespace(p.Namespace), client.HasLabels{v1alpha1.LabelSession})).To(Succeed())
+			for _, s := range secrets.Items {
+				// The garbage collector takes owned Secrets; none
+				// may be without an owner.
+				g.Expect(s.OwnerReferences).NotTo(BeEmpty(), "request Secret %s has no owner", s.Name)
+			}
+		}).Should(Succeed())
+	}
+
+	It("leaves nothing when the session's create times out after it succeeded", func(ctx SpecContext) {
+		faults.set(func(_ context.Context, obj client.Object, create func() error) error {
+			err := create()
+			if _, ok := obj.(*v1alpha1.BrowserSession); ok && err == nil {
+				return apierrors.NewTimeoutError("the create took too long", 1)
+			}
+			return err
+		})
+		status, body := call(apiFaulty, http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName":"openai/gpt-4.1-mini"}`,
+			map[string]string{"x-model-api-key": "sk-fault"})
+		Expect(status).To(Equal(http.StatusInternalServerError), "%v", body)
+		converges(ctx)
+	})
+
+	It("leaves nothing when the request Secret's create fails", func(ctx SpecContext) {
+		faults.set(func(_ context.Context, obj client.Object, create func() error) error {
+			if _, ok := obj.(*corev1.Secret); ok {
+				return apierrors.NewServiceUnavailable("etcd is full")
+			}
+			return create()
+		})
+		status, body := call(apiFaulty, http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName":"openai/gpt-4.1-mini"}`,
+			map[string]string{"x-model-api-key": "sk-fault"})
+		Expect(status).To(Equal(http.StatusInternalServerError), "%v", body)
+		converges(ctx)
 	})
 })

@@ -194,25 +194,19 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 	s.await(w, r, key, wake, true, stream)
 }
 
-// createWithSecrets creates the request Secrets, then obj, then makes obj
-// their owner (it needs obj's UID), so that a pod never waits for a Secret
-// and the Secrets go with obj. On failure it removes what it made.
+// createWithSecrets creates obj, then its request Secrets with obj as their
+// owner, in one create each, so that every fault converges: a Secret never
+// exists without its owner (the garbage collector takes it with obj), and
+// an obj whose Secrets never come waits for them a bounded time and fails
+// without a pod (the manager's --session-secret-wait). On a failure it
+// deletes obj, by name even when its create seemed to fail: a create that
+// timed out may have succeeded, and the name is this request's own.
 func (s *server) createWithSecrets(ctx context.Context, obj client.Object, kind string, secrets ...*corev1.Secret) error {
 	c := s.opts.Client
-	var made []client.Object
-	undo := func() { s.cleanup(made...) }
-	for _, secret := range secrets {
-		if secret == nil {
-			continue
-		}
-		if err := c.Create(ctx, secret); err != nil {
-			undo()
-			return fmt.Errorf("creating request secret %s/%s: %w", secret.Namespace, secret.Name, err)
-		}
-		made = append(made, secret)
-	}
 	if err := c.Create(ctx, obj); err != nil {
-		undo()
+		if !apierrors.IsInvalid(err) && !apierrors.IsAlreadyExists(err) {
+			s.cleanup(obj)
+		}
 		return fmt.Errorf("creating %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	owner := []metav1.OwnerReference{{
@@ -221,14 +215,15 @@ func (s *server) createWithSecrets(ctx context.Context, obj client.Object, kind 
 		Name:       obj.GetName(),
 		UID:        obj.GetUID(),
 	}}
-	for _, m := range made {
-		secret := m.(*corev1.Secret)
-		patch := client.MergeFrom(secret.DeepCopy())
+	for _, secret := range secrets {
+		if secret == nil {
+			continue
+		}
 		secret.OwnerReferences = owner
-		if err := c.Patch(ctx, secret, patch); err != nil {
-			// Without their owner the Secrets would outlive obj: undo all.
-			s.cleanup(append(made, obj)...)
-			return fmt.Errorf("owning request secret %s/%s by its %s: %w", secret.Namespace, secret.Name, kind, err)
+		if err := c.Create(ctx, secret); err != nil {
+			// Deleting obj takes the Secrets made so far with it.
+			s.cleanup(obj)
+			return fmt.Errorf("creating request secret %s/%s: %w", secret.Namespace, secret.Name, err)
 		}
 	}
 	return nil
@@ -240,7 +235,12 @@ func (s *server) cleanup(objs ...client.Object) {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	for _, o := range objs {
-		if err := s.opts.Client.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+		var opts []client.DeleteOption
+		if uid := o.GetUID(); uid != "" {
+			// Only the object this call made.
+			opts = append(opts, client.Preconditions{UID: &uid})
+		}
+		if err := s.opts.Client.Delete(ctx, o, opts...); client.IgnoreNotFound(err) != nil {
 			s.log.Error(err, "cleaning up", "namespace", o.GetNamespace(), "name", o.GetName())
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,8 +53,11 @@ var (
 	// api serves server.New as the API pod would; apiShort is the same
 	// server with shortStartTimeout.
 	api, apiShort *httptest.Server
-	stopAPI       context.CancelFunc
-	apiDone       = make(chan struct{})
+	// apiFaulty's client fails creates as faults says.
+	apiFaulty *httptest.Server
+	faults    faultyCreates
+	stopAPI   context.CancelFunc
+	apiDone   = make(chan struct{})
 )
 
 func TestServer(t *testing.T) {
@@ -89,9 +93,9 @@ var _ = BeforeSuite(func() {
 	stopAPI = cancel
 	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
 	Expect(err).NotTo(HaveOccurred())
-	newHandler := func(startTimeout time.Duration) http.Handler {
+	newHandler := func(startTimeout time.Duration, c client.Client) http.Handler {
 		h, err := server.New(server.Options{
-			Client:        mgr.GetClient(),
+			Client:        c,
 			APIReader:     mgr.GetAPIReader(),
 			Cache:         mgr.GetCache(),
 			Authenticator: auth,
@@ -101,8 +105,9 @@ var _ = BeforeSuite(func() {
 		Expect(err).NotTo(HaveOccurred())
 		return h
 	}
-	api = httptest.NewServer(newHandler(0))
-	apiShort = httptest.NewServer(newHandler(shortStartTimeout))
+	api = httptest.NewServer(newHandler(0, mgr.GetClient()))
+	apiShort = httptest.NewServer(newHandler(shortStartTimeout, mgr.GetClient()))
+	apiFaulty = httptest.NewServer(newHandler(shortStartTimeout, faultyClient{Client: mgr.GetClient(), faults: &faults}))
 	go func() {
 		defer GinkgoRecover()
 		defer close(apiDone)
@@ -207,4 +212,34 @@ func startReady(ctx context.Context, p project, body string, headers map[string]
 	EventuallyWithOffset(1, done).Should(Receive(&r))
 	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), "%v", r.body)
 	return r.body["data"].(map[string]any)["sessionId"].(string)
+}
+
+// faultyCreates holds the fault of the next creates of apiFaulty's client:
+// given the object and the real create, what the API server is to answer.
+type faultyCreates struct {
+	mu    sync.Mutex
+	fault func(ctx context.Context, obj client.Object, create func() error) error
+}
+
+func (f *faultyCreates) set(fault func(ctx context.Context, obj client.Object, create func() error) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fault = fault
+}
+
+// faultyClient is a client whose creates fail as its faults say.
+type faultyClient struct {
+	client.Client
+	faults *faultyCreates
+}
+
+func (c faultyClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.faults.mu.Lock()
+	fault := c.faults.fault
+	c.faults.mu.Unlock()
+	create := func() error { return c.Client.Create(ctx, obj, opts...) }
+	if fault == nil {
+		return create()
+	}
+	return fault(ctx, obj, create)
 }

@@ -239,13 +239,27 @@ func (r *BrowserSessionReconciler) waitingForSecrets(s *v1alpha1.BrowserSession)
 
 // endRequest says whether and why the session is to end.
 func endRequest(s *v1alpha1.BrowserSession, now time.Time) (reason, message string) {
+	claim, claimed := claimDeadline(s)
 	switch {
 	case s.Spec.Ended:
 		return v1alpha1.BrowserSessionReasonEndRequested, "the session was ended"
 	case s.Status.ExpiresAt != nil && !now.Before(s.Status.ExpiresAt.Time):
 		return v1alpha1.BrowserSessionReasonTimedOut, fmt.Sprintf("the session timed out at %s", s.Status.ExpiresAt.UTC().Format(time.RFC3339))
+	case claimed && !now.Before(claim):
+		return v1alpha1.BrowserSessionReasonUnclaimed, fmt.Sprintf("the client that started the session through the API never received its id (claim deadline %s)", claim.UTC().Format(time.RFC3339))
 	}
 	return "", ""
+}
+
+// claimDeadline is the session's AnnotationClaimDeadline, if it has one
+// that parses; a value that does not parse is ignored (it is not the API's).
+func claimDeadline(s *v1alpha1.BrowserSession) (time.Time, bool) {
+	v, ok := s.Annotations[v1alpha1.AnnotationClaimDeadline]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
 }
 
 // stopRunner deletes the runner pod and marks the session Ended once the pod
@@ -375,19 +389,28 @@ func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.Bro
 		err := r.Client.Delete(ctx, s, client.Preconditions{UID: &s.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	next := time.Time{}
-	if s.Status.ExpiresAt != nil && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
-		next = s.Status.ExpiresAt.Time
+	if meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
+		// The pod's deletion brings the next pass.
+		return ctrl.Result{}, nil
 	}
-	for _, d := range []func(*v1alpha1.BrowserSession) (time.Time, bool){r.waitingForSecrets, r.startupDeadline} {
+	// The earliest of the session's timers: its expiry, the end of its wait
+	// for Secrets, its startup deadline, its claim deadline.
+	var next time.Time
+	expiry := func(s *v1alpha1.BrowserSession) (time.Time, bool) {
+		if s.Status.ExpiresAt == nil {
+			return time.Time{}, false
+		}
+		return s.Status.ExpiresAt.Time, true
+	}
+	for _, d := range []func(*v1alpha1.BrowserSession) (time.Time, bool){expiry, r.waitingForSecrets, r.startupDeadline, claimDeadline} {
 		if deadline, ok := d(s); ok && (next.IsZero() || deadline.Before(next)) {
 			next = deadline
 		}
 	}
-	if !next.IsZero() {
-		return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil
+	if next.IsZero() {
+		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: max(next.Sub(now), time.Millisecond)}, nil
 }
 
 // reconcileDelete stops the browser before the session goes.

@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -500,5 +501,33 @@ var _ = Describe("BrowserSession startup deadline", func() {
 			err := k8sClient.Get(ctx, podKey(key), pod)
 			return apierrors.IsNotFound(err) || (err == nil && pod.DeletionTimestamp != nil)
 		}).Should(BeTrue(), "the stuck pod is deleted")
+	})
+})
+
+var _ = Describe("BrowserSession claim deadline", func() {
+	It("ends a session the API created whose client never received it", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		s := wrappers.MakeBrowserSession("unclaimed", ns).Obj()
+		s.Annotations = map[string]string{v1alpha1.AnnotationClaimDeadline: time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		Eventually(conditions(ctx, key)).Should(HaveCondition(v1alpha1.BrowserSessionConditionEnding, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonUnclaimed))
+		ending := meta.FindStatusCondition(session(ctx, key)(Default).Status.Conditions, v1alpha1.BrowserSessionConditionEnding)
+		Expect(ending.Message).To(ContainSubstring("never received its id"))
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+	})
+
+	It("lets a claimed session run on", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		s := wrappers.MakeBrowserSession("claimed", ns).Obj()
+		deadline := time.Now().Add(5 * time.Second)
+		s.Annotations = map[string]string{v1alpha1.AnnotationClaimDeadline: deadline.UTC().Format(time.RFC3339)}
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		// The API's claim: one merge patch removing the annotation.
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationClaimDeadline+`":null}}}`))
+		Expect(k8sClient.Patch(ctx, s, patch)).To(Succeed())
+		Consistently(phase(ctx, key), time.Until(deadline)+2*time.Second).ShouldNot(BeElementOf(v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded))
 	})
 })

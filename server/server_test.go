@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -140,6 +141,26 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		bs := session(ctx, p.Namespace, id)
 		Expect(bs.Spec.Model.Name).To(Equal("openai/gpt-4.1-mini"))
 		Expect(bs.Status.Phase).To(Equal(v1alpha1.BrowserSessionReady))
+		// The client has the id: the session is claimed, and runs on.
+		Expect(bs.Annotations).NotTo(HaveKey(v1alpha1.AnnotationClaimDeadline))
+	})
+
+	It("records a claim deadline on the session until the client has its id", func(ctx SpecContext) {
+		p := newProject(ctx)
+		done := startAsync(api, p.Key, startBody, nil)
+		pod := runnerPod(ctx, p.Namespace)
+		var bs v1alpha1.BrowserSessionList
+		Expect(k8sClient.List(ctx, &bs, client.InNamespace(p.Namespace))).To(Succeed())
+		Expect(bs.Items).To(HaveLen(1))
+		deadline, err := time.Parse(time.RFC3339, bs.Items[0].Annotations[v1alpha1.AnnotationClaimDeadline])
+		Expect(err).NotTo(HaveOccurred(), "the claim deadline is an RFC 3339 time")
+		// The start timeout (60s) plus a margin, from the create.
+		Expect(deadline).To(BeTemporally("~", bs.Items[0].CreationTimestamp.Add(90*time.Second), 5*time.Second))
+		Expect(kubelet.Run(ctx, pod, true)).To(Succeed())
+		var r reply
+		Eventually(done).Should(Receive(&r))
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(session(ctx, p.Namespace, bs.Items[0].Name).Annotations).NotTo(HaveKey(v1alpha1.AnnotationClaimDeadline))
 	})
 
 	It("puts x-model-api-key into a Secret owned by the session, never into the session", func(ctx SpecContext) {

@@ -175,6 +175,10 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		writeInternal(w)
 		return
 	}
+	// Should this server stop before the client has the id, the manager
+	// ends the session at this deadline.
+	claimBy := time.Now().Add(s.opts.StartTimeout + claimMargin).UTC().Format(time.RFC3339)
+	metav1.SetMetaDataAnnotation(&session.ObjectMeta, v1alpha1.AnnotationClaimDeadline, claimBy)
 	key := client.ObjectKeyFromObject(session)
 	// Subscribe before the create, so that no event is missed in between.
 	wake, cancel := s.hub.subscribe(key)
@@ -341,6 +345,14 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 			}
 			switch phaseOf(bs) {
 			case v1alpha1.BrowserSessionReady:
+				if created {
+					if err := s.claim(ctx, bs); err != nil {
+						s.log.Error(err, "claiming session", "namespace", key.Namespace, "session", key.Name)
+						s.abandon(key, created)
+						resp.fail(http.StatusInternalServerError, CodeInternal, "internal error")
+						return
+					}
+				}
 				resp.succeed(startData{SessionID: key.Name, CDPURL: s.cdpURL(r, bs), Available: true}, "")
 				return
 			case v1alpha1.BrowserSessionFailed:
@@ -370,6 +382,26 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 			return
 		}
 	}
+}
+
+// claimMargin is how long after the start timeout a session's claim
+// deadline falls: time for the claim's patch and the reply.
+const claimMargin = 30 * time.Second
+
+// claimPatch removes the claim deadline: the client gets the id next.
+var claimPatch = client.RawPatch(types.MergePatchType,
+	[]byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationClaimDeadline+`":null}}}`))
+
+// claim removes the session's claim deadline, just before its id goes to
+// the client that asked for it.
+func (s *server) claim(ctx context.Context, bs *v1alpha1.BrowserSession) error {
+	if _, ok := bs.Annotations[v1alpha1.AnnotationClaimDeadline]; !ok {
+		return nil
+	}
+	if err := s.opts.Client.Patch(ctx, bs, claimPatch); err != nil {
+		return fmt.Errorf("removing the claim deadline: %w", err)
+	}
+	return nil
 }
 
 // abandon ends a session this request created but whose id the client did

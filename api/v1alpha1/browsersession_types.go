@@ -625,6 +625,10 @@ const (
 	// pod's own words (ImagePullBackOff, Unschedulable, ...), and its
 	// runner pod is deleted.
 	BrowserSessionReasonStartupTimedOut = "StartupTimedOut"
+	// BrowserSessionReasonUnclaimed: the /v1 API created the session but
+	// its client never received the id before the claim deadline
+	// (AnnotationClaimDeadline); the session ends.
+	BrowserSessionReasonUnclaimed = "Unclaimed"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.

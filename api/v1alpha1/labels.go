@@ -39,4 +39,13 @@ const (
 	// SessionSecretAny is the LabelSessionSecret value that lets every
 	// session of the namespace reference the Secret.
 	SessionSecretAny = "true"
+
+	// AnnotationClaimDeadline is set by the /v1 API on a session it creates:
+	// an RFC 3339 time by which the client that asked for the session must
+	// have received its id. The API removes it just before it hands the id
+	// over; the manager ends a session whose deadline passed while the
+	// annotation is still there (reason Unclaimed), so that a start
+	// abandoned by an API restart does not run until its timeout. Sessions
+	// created with kubectl have none.
+	AnnotationClaimDeadline = "browserfleet.io/claim-deadline"
 )

@@ -59,8 +59,8 @@ type Policy struct {
 	DownloadsDir string
 }
 
-// Filter checks a client's messages against a Policy. It keeps no state
-// between messages, so one Filter may serve any number of connections.
+// Filter checks clients' messages against a Policy; each connection gets a
+// Conn of it (NewConn).
 type Filter struct {
 	p Policy
 }
@@ -127,8 +127,9 @@ type envelope struct {
 	SessionID string         `json:"sessionId,omitzero"`
 }
 
-// Check decides on one text message of a client.
-func (f *Filter) Check(msg []byte) Verdict {
+// check decides on one text message of a client; sessions says whether a
+// target session may take the message's method.
+func (f *Filter) check(msg []byte, sessions func(id, method string) string) Verdict {
 	// Strict JSON (RFC 8259 with I-JSON's unique member names and valid
 	// UTF-8, as jsontext checks by default, at every depth), member
 	// names matched exactly: a message Chromium could read differently
@@ -151,6 +152,11 @@ func (f *Filter) Check(msg []byte) Verdict {
 		return refusal(env.ID, env.SessionID, "", codeInvalidRequest, "method must be Domain.command")
 	case len(env.Params) > 0 && env.Params.Kind() != '{' && env.Params.Kind() != 'n':
 		return refusal(env.ID, env.SessionID, env.Method, codeInvalidParams, env.Method+": params must be an object")
+	}
+	if env.SessionID != "" {
+		if problem := sessions(env.SessionID, env.Method); problem != "" {
+			return refusal(env.ID, env.SessionID, env.Method, codeRefused, env.Method+": "+problem)
+		}
 	}
 	out := decide(&f.p, env.Method, env.Params)
 	switch {

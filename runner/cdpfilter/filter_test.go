@@ -236,7 +236,11 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := f.Check([]byte(tt.msg))
+			c := f.NewConn()
+			for _, sid := range []string{"S", "S1"} {
+				c.Observe([]byte(`{"method":"Target.attachedToTarget","params":{"sessionId":"` + sid + `","targetInfo":{"targetId":"T","type":"page","url":"about:blank"},"waitingForDebugger":false}}`))
+			}
+			v := c.Check([]byte(tt.msg))
 			got := verdict{Action: v.Action, Message: string(v.Message), Method: v.Method, Reason: v.Reason}
 			want := tt.want
 			if want.Action == Forward {
@@ -252,6 +256,91 @@ func TestCheck(t *testing.T) {
 	if b, err := os.ReadFile(canary); err != nil || string(b) != "x" {
 		t.Errorf("the canary changed: %q, %v", b, err)
 	}
+}
+
+// A message to a target session passes when the browser attached that
+// session on the connection, to a target of the web.
+func TestSessions(t *testing.T) {
+	attached := func(sid, typ, url string) string {
+		return `{"method":"Target.attachedToTarget","params":{"sessionId":"` + sid + `","targetInfo":{"targetId":"T` + sid + `","type":"` + typ + `","title":"x","url":"` + url + `","attached":true},"waitingForDebugger":true}}`
+	}
+	events := []string{
+		attached("page", "page", "http://127.0.0.1:8080/"),
+		attached("blank", "page", "about:blank"),
+		attached("new", "page", ""),
+		attached("frame", "iframe", "https://127.0.0.1/frame"),
+		attached("worker", "worker", "blob:http://127.0.0.1:8080/0f1e"),
+		attached("opaque", "worker", "blob:null/0f1e"),
+		attached("browser", "browser", ""),
+		attached("omnibox", "browser_ui", "chrome://omnibox-popup.top-chrome/"),
+		attached("webui", "page", "chrome://settings/"),
+		attached("webuiblob", "worker", "blob:chrome://omnibox-popup.top-chrome/0f1e"),
+		attached("devtools", "other", "devtools://devtools/bundled/inspector.html"),
+		attached("gone", "page", "http://127.0.0.1/"),
+		`{"method":"Target.detachedFromTarget","params":{"sessionId":"gone","targetId":"Tgone"}}`,
+		// Not an announcement: nothing recorded.
+		`{"id":3,"result":{"sessionId":"reply"}}`,
+	}
+	c := mustNew(t).NewConn()
+	for _, ev := range events {
+		if !Watched([]byte(ev)[:min(len(ev), WatchBytes)]) && strings.Contains(ev, "Target.") {
+			t.Fatalf("the proxy would not show Observe %s", ev)
+		}
+		c.Observe([]byte(ev))
+	}
+	const (
+		unknown = "sessionId names no session the browser attached on this connection"
+		own     = "the session's target is one of the browser's own pages, which take no commands through this proxy"
+	)
+	tests := []struct {
+		sid, method string
+		want        string // "" passes
+	}{
+		{"page", "Runtime.evaluate", ""},
+		{"blank", "Runtime.evaluate", ""},
+		{"new", "Page.enable", ""},
+		{"frame", "Runtime.evaluate", ""},
+		{"worker", "Runtime.evaluate", ""},
+		{"opaque", "Runtime.evaluate", ""},
+		{"browser", "Target.getTargets", ""},
+		{"omnibox", "Runtime.evaluate", own},
+		{"omnibox", "Runtime.runIfWaitingForDebugger", ""},
+		{"webui", "Page.enable", own},
+		{"webuiblob", "Runtime.evaluate", own},
+		{"devtools", "Runtime.evaluate", own},
+		{"gone", "Runtime.evaluate", unknown},
+		{"reply", "Runtime.evaluate", unknown},
+		{"never", "Runtime.evaluate", unknown},
+	}
+	for _, tt := range tests {
+		v := c.Check([]byte(`{"id":1,"sessionId":"` + tt.sid + `","method":"` + tt.method + `"}`))
+		got := ""
+		if v.Action == Refuse {
+			got = strings.TrimPrefix(v.Reason, tt.method+": ")
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s to session %s (-want +got):\n%s", tt.method, tt.sid, diff)
+		}
+	}
+	// Sessions are the connection's own.
+	if v := mustNew(t).NewConn().Check([]byte(`{"id":1,"sessionId":"page","method":"Runtime.evaluate"}`)); v.Action != Refuse {
+		t.Errorf("another connection's session passed: %s", v.Action)
+	}
+	// A browser's message of another kind is not watched.
+	for _, head := range []string{`{"id":1,"result":{}}`, `{"method":"Page.frameNavigated",`, `{"method":"Target.attachedToTargetX"`} {
+		if Watched([]byte(head)) {
+			t.Errorf("%s is watched", head)
+		}
+	}
+}
+
+func mustNew(t *testing.T) *Filter {
+	t.Helper()
+	f, err := New(Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func TestCloseVerdicts(t *testing.T) {

@@ -32,6 +32,10 @@ import (
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
+// maxCDPConnections bounds the /cdp connections open at once: each may
+// hold a client message of cdpfilter.MaxMessageBytes, and clients need one.
+const maxCDPConnections = 8
+
 // cdpDialTimeout bounds the handshake with the browser's DevTools endpoint.
 const cdpDialTimeout = 10 * time.Second
 
@@ -60,6 +64,12 @@ func (s *Server) serveCDP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s is a WebSocket endpoint", rpc.CDPPath))
 		return
 	}
+	if s.cdpConns.Add(1) > maxCDPConnections {
+		s.cdpConns.Add(-1)
+		writeError(w, rpc.Errorf(rpc.CodeSessionBusy, "the session has %d DevTools connections open, as many as it takes; close one first", maxCDPConnections))
+		return
+	}
+	defer s.cdpConns.Add(-1)
 	filter, err := cdpfilter.New(cdpfilter.Policy{DownloadsDir: b.DownloadsDir()})
 	if err != nil {
 		s.log.Error("cdp proxy: no filter for the session", "err", err)

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -322,4 +323,46 @@ func TestCDPProxyDownloadPath(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Errorf("the client's directory got %d files", len(entries))
 	}
+}
+
+// The connections a session takes at once are bounded; a closed one frees
+// its place.
+func TestCDPProxyConnectionLimit(t *testing.T) {
+	b := sharedBrowser(t)
+	_, c, _ := newTestServer(t, b, nil)
+	dial := func() (*websocket.Conn, *http.Response, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return websocket.Dial(ctx, strings.Replace(c.base, "http://", "ws://", 1)+rpc.CDPPath,
+			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + c.token}}})
+	}
+	var open []*cdpConn
+	for range maxCDPConnections {
+		open = append(open, dialCDP(t, c))
+	}
+	conn, resp, err := dial()
+	if err == nil {
+		conn.CloseNow()
+		t.Fatalf("connection %d was taken", maxCDPConnections+1)
+	}
+	if resp == nil {
+		t.Fatalf("no answer to connection %d: %v", maxCDPConnections+1, err)
+	}
+	want(t, "status", resp.StatusCode, http.StatusTooManyRequests)
+	body, _ := io.ReadAll(resp.Body)
+	want(t, "body", strings.TrimSpace(string(body)), `{"error":"the session has 8 DevTools connections open, as many as it takes; close one first","code":"SESSION_BUSY"}`)
+
+	// The others still work; one closed frees a place.
+	open[0].mustCall("Browser.getVersion", "", "", nil)
+	if err := open[1].conn.Close(websocket.StatusNormalClosure, ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a place to free", func() bool {
+		conn, _, err := dial()
+		if err != nil {
+			return false
+		}
+		conn.CloseNow()
+		return true
+	})
 }

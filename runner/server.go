@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -58,6 +59,8 @@ type Server struct {
 	settle  time.Duration
 	queue   fifo
 	handler http.Handler
+	// cdpConns counts the open /cdp connections (maxCDPConnections).
+	cdpConns atomic.Int32
 
 	mu       sync.Mutex
 	browser  *Browser

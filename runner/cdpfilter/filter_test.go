@@ -305,6 +305,8 @@ func TestSessions(t *testing.T) {
 		{"browser", "Target.getTargets", ""},
 		{"omnibox", "Runtime.evaluate", own},
 		{"omnibox", "Runtime.runIfWaitingForDebugger", ""},
+		{"omnibox", "Target.setAutoAttach", ""},
+		{"omnibox", "Page.navigate", own},
 		{"webui", "Page.enable", own},
 		{"webuiblob", "Runtime.evaluate", own},
 		{"devtools", "Runtime.evaluate", own},

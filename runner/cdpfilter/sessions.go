@@ -36,8 +36,7 @@ const MaxSessions = 4096
 // Target.attachToTarget) for a target that is a web page, frame or worker.
 // The browser's own pages (browser_ui targets such as chrome://omnibox-popup,
 // whose script has WebUI bindings) can be attached to, but take no
-// commands but Runtime.runIfWaitingForDebugger (which only lets a target
-// that waits for its debugger go on).
+// commands but ownPageCommands.
 type Conn struct {
 	f *Filter
 
@@ -64,10 +63,19 @@ func (c *Conn) sessionProblem(id, method string) string {
 	switch {
 	case !ok:
 		return "sessionId names no session the browser attached on this connection"
-	case !usable && method != "Runtime.runIfWaitingForDebugger":
+	case !usable && !ownPageCommands[method]:
 		return "the session's target is one of the browser's own pages, which take no commands through this proxy"
 	}
 	return ""
+}
+
+// ownPageCommands are what a session to one of the browser's own pages
+// takes: what clients send to every target they attach to, and which only
+// let it go on (a target waiting for its debugger) or attach its children
+// (the browser's own pages too, so as unusable).
+var ownPageCommands = map[string]bool{
+	"Runtime.runIfWaitingForDebugger": true,
+	"Target.setAutoAttach":            true,
 }
 
 // The browser's messages that Observe reads; every other one streams to

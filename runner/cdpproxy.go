@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -35,6 +34,10 @@ import (
 // maxCDPConnections bounds the /cdp connections open at once: each may
 // hold a client message of cdpfilter.MaxMessageBytes, and clients need one.
 const maxCDPConnections = 8
+
+// cdpLogPerMinute bounds the lines a runner logs for the filter's
+// refusals and rewrites, which a client decides.
+const cdpLogPerMinute = 60
 
 // cdpDialTimeout bounds the handshake with the browser's DevTools endpoint.
 const cdpDialTimeout = 10 * time.Second
@@ -113,15 +116,28 @@ func (s *Server) serveCDP(w http.ResponseWriter, r *http.Request) {
 	// so that an oversized one gets the proxy's close reason.
 	client.SetReadLimit(-1)
 	s.log.Debug("cdp proxy: connection opened", "remote", r.RemoteAddr)
-	p := &cdpPipe{log: s.log, filter: filter.NewConn(), client: client, browser: browser}
+	p := &cdpPipe{log: s.cdpLogf, filter: filter.NewConn(), client: client, browser: browser}
 	p.run(context.WithoutCancel(r.Context()))
 	s.log.Debug("cdp proxy: connection closed", "remote", r.RemoteAddr)
+}
+
+// cdpLogf logs a line of the filter at info, at most cdpLogPerMinute a
+// minute; the next line says how many were held back.
+func (s *Server) cdpLogf(msg string, args ...any) {
+	if !s.cdpLog.Allow() {
+		s.cdpSuppressed.Add(1)
+		return
+	}
+	if n := s.cdpSuppressed.Swap(0); n > 0 {
+		s.log.Info("cdp proxy: log lines suppressed", "count", n)
+	}
+	s.log.Info(msg, args...)
 }
 
 // cdpPipe is one client's connection and the proxy's own connection to the
 // browser for it.
 type cdpPipe struct {
-	log             *slog.Logger
+	log             func(msg string, args ...any)
 	filter          *cdpfilter.Conn
 	client, browser *websocket.Conn
 }
@@ -168,7 +184,7 @@ func (p *cdpPipe) up(ctx context.Context) (websocket.StatusCode, string) {
 				return 0, ""
 			case len(msg) > cdpfilter.MaxMessageBytes:
 				v = cdpfilter.TooLarge()
-				p.log.Info("cdp proxy: message too large; closing", "bytes", len(msg))
+				p.log("cdp proxy: message too large; closing", "bytes", len(msg))
 				return websocket.StatusMessageTooBig, v.Reason
 			default:
 				v = p.filter.Check(msg)
@@ -176,19 +192,19 @@ func (p *cdpPipe) up(ctx context.Context) (websocket.StatusCode, string) {
 		}
 		switch v.Action {
 		case cdpfilter.Close:
-			p.log.Info("cdp proxy: malformed message; closing", "reason", v.Reason)
+			p.log("cdp proxy: malformed message; closing", "reason", v.Reason)
 			status := websocket.StatusPolicyViolation
 			if typ != websocket.MessageText {
 				status = websocket.StatusUnsupportedData
 			}
 			return status, v.Reason
 		case cdpfilter.Refuse:
-			p.log.Info("cdp proxy: refused", "method", v.Method, "reason", v.Reason)
+			p.log("cdp proxy: refused", "method", v.Method, "reason", v.Reason)
 			if err := p.client.Write(ctx, websocket.MessageText, v.Message); err != nil {
 				return 0, ""
 			}
 		case cdpfilter.Rewrite:
-			p.log.Info("cdp proxy: rewritten", "method", v.Method, "reason", v.Reason)
+			p.log("cdp proxy: rewritten", "method", v.Method, "reason", v.Reason)
 			fallthrough
 		default:
 			if err := p.browser.Write(ctx, websocket.MessageText, v.Message); err != nil {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/time/rate"
 
 	"github.com/browserfleet/browserfleet/runner/cdpfilter"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -365,4 +366,19 @@ func TestCDPProxyConnectionLimit(t *testing.T) {
 		conn.CloseNow()
 		return true
 	})
+}
+
+// A client decides how many calls are refused; the log takes a bounded
+// number of them.
+func TestCDPProxyLogIsBounded(t *testing.T) {
+	s, c, logs := newTestServer(t, sharedBrowser(t), nil)
+	s.cdpLog = rate.NewLimiter(0, 3) // three lines, no refill
+	cc := dialCDP(t, c)
+	for range 5 {
+		if r := cc.call("SystemInfo.getInfo", "", ""); r.Error == nil {
+			t.Fatal("SystemInfo.getInfo passed")
+		}
+	}
+	want(t, "refusals logged", strings.Count(logs.String(), `msg="cdp proxy: refused"`), 3)
+	want(t, "held back", s.cdpSuppressed.Load(), int64(2))
 }

@@ -208,3 +208,46 @@ func TestAttachToCDPURL(t *testing.T) {
 		})
 	}
 }
+
+// A session attached at cdpUrl serves the same filtered /cdp route: the
+// user's browser gets no file: navigation, no Browser.close, and no
+// download path the session did not set.
+func TestCDPProxyFilterOnAttachedBrowser(t *testing.T) {
+	wsURL, pid := externalChromium(t)
+	b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+		lo.CDPURL = wsURL.String()
+		lo.ConnectTimeoutMs = ptrTo(int32(10000))
+	})))
+	want(t, "the attached session's downloads directory", b.DownloadsDir(), "")
+	_, c, logs := newTestServer(t, b, nil)
+	cc := dialCDP(t, c)
+	_, sid := cc.openTab()
+
+	tests := []struct {
+		name, method, params, sid string
+		wantErr                   string // "" succeeds
+	}{
+		{name: "a file: navigation", method: "Page.navigate", params: `{"url":"file:///etc/passwd"}`, sid: sid,
+			wantErr: "browserfleet: Page.navigate: url must not be a file: URL: it would read the runner's files"},
+		{name: "closing the user's browser", method: "Browser.close",
+			wantErr: "browserfleet: Browser.close: refused: the browser is the session's: end the session through the API"},
+		// The session has no downloads directory: the client's
+		// behaviour becomes deny, and the call succeeds.
+		{name: "a download path", method: "Browser.setDownloadBehavior", params: `{"behavior":"allow","downloadPath":"` + t.TempDir() + `"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cc.call(tt.method, tt.params, tt.sid)
+			got := ""
+			if r.Error != nil {
+				got = r.Error.Message
+			}
+			want(t, "error of "+tt.method, got, tt.wantErr)
+		})
+	}
+	want[any](t, "the client's tab", cc.eval("location.href", sid), "about:blank")
+	wantContains(t, "log", logs.String(), `msg="cdp proxy: rewritten" method=Browser.setDownloadBehavior reason="the session refuses downloads: behavior set to deny"`)
+	if !running(pid) {
+		t.Fatal("the user's browser stopped")
+	}
+}

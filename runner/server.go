@@ -27,7 +27,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -58,6 +61,12 @@ type Server struct {
 	settle  time.Duration
 	queue   fifo
 	handler http.Handler
+	// cdpConns counts the open /cdp connections (maxCDPConnections).
+	cdpConns atomic.Int32
+	// cdpLog bounds the lines the /cdp filter's refusals and rewrites
+	// log; cdpSuppressed counts the ones it held back.
+	cdpLog        *rate.Limiter
+	cdpSuppressed atomic.Int64
 
 	mu       sync.Mutex
 	browser  *Browser
@@ -73,6 +82,7 @@ func NewServer(opts ServerOptions) *Server {
 		settle:   opts.DOMSettleTimeout,
 		queue:    fifo{limit: opts.MaxQueuedOperations},
 		inflight: map[*int]context.CancelCauseFunc{},
+		cdpLog:   rate.NewLimiter(rate.Every(time.Minute/cdpLogPerMinute), cdpLogPerMinute),
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/coder/websocket"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
@@ -213,6 +214,51 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 		var title string
 		Expect(chromedp.Run(bctx, chromedp.Navigate(pageURL("list.html")), chromedp.Title(&title))).To(Succeed())
 		Expect(title).To(Equal("Catalogue"))
+	})
+
+	It("filters what a client sends through the cdpUrl: a file: navigation gets an error reply, and the connection goes on", func(ctx SpecContext) {
+		r := do(http.MethodGet, "/v1/sessions/"+id, p.Key, "", nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		conn, _, err := websocket.Dial(ctx, r.Data()["cdpUrl"].(string), nil)
+		Expect(err).NotTo(HaveOccurred())
+		defer conn.CloseNow()
+		conn.SetReadLimit(-1)
+		var next int64
+		call := func(method, params, sid string) map[string]any {
+			next++
+			msg := map[string]any{"id": next, "method": method, "params": json.RawMessage(params)}
+			if sid != "" {
+				msg["sessionId"] = sid
+			}
+			raw, _ := json.Marshal(msg)
+			ExpectWithOffset(1, conn.Write(ctx, websocket.MessageText, raw)).To(Succeed())
+			for {
+				_, data, err := conn.Read(ctx)
+				ExpectWithOffset(1, err).NotTo(HaveOccurred())
+				var reply map[string]any
+				ExpectWithOffset(1, json.Unmarshal(data, &reply)).To(Succeed())
+				if reply["id"] == float64(next) {
+					return reply
+				}
+			}
+		}
+		created := call("Target.createTarget", `{"url":"about:blank"}`, "")
+		Expect(created).To(HaveKey("result"), "%v", created)
+		targetID := created["result"].(map[string]any)["targetId"].(string)
+		attached := call("Target.attachToTarget", `{"targetId":"`+targetID+`","flatten":true}`, "")
+		Expect(attached).To(HaveKey("result"), "%v", attached)
+		sid := attached["result"].(map[string]any)["sessionId"].(string)
+
+		Expect(call("Page.navigate", `{"url":"file:///etc/passwd"}`, sid)).To(And(
+			HaveKeyWithValue("sessionId", sid),
+			HaveKeyWithValue("error", map[string]any{
+				"code":    float64(-32000),
+				"message": "browserfleet: Page.navigate: url must not be a file: URL: it would read the runner's files",
+			}),
+		))
+		evaluated := call("Runtime.evaluate", `{"expression":"location.href","returnByValue":true}`, sid)
+		Expect(evaluated).To(HaveKey("result"), "%v", evaluated)
+		Expect(evaluated["result"].(map[string]any)["result"].(map[string]any)["value"]).To(Equal("about:blank"))
 	})
 
 	It("refuses a cdpUrl whose token was tampered with, or that names another project", func() {

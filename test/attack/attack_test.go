@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/coder/websocket"
 	. "github.com/onsi/ginkgo/v2"
@@ -84,6 +85,9 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 		// No local schemes.
 		Entry("navigates to local schemes", attack(localSchemes)),
 		Entry("opens local schemes and proxied contexts through the cdpUrl", attack(cdpLocalSchemes)),
+
+		// No limits.
+		Entry("floods one session's runner with operations", attack(queueFlood)),
 
 		// Secret references reach any Secret.
 		Entry("references a Secret that did not opt in, with kubectl", attack(secretRefToUnlabelled)),
@@ -394,5 +398,47 @@ func cdpLocalSchemes(ctx context.Context, p apitest.Project) bool {
 	refused(call("Page.navigate", `{"url":"view-source:http://`+pageIP+`/"}`, sid), "url must not be a view-source: URL")
 	refused(call("Page.navigate", `{"url":"devtools://devtools/bundled/inspector.html"}`, sid), "url must not be a devtools: URL")
 	refused(call("Page.navigate", `{"url":"chrome-extension://abc/x.html"}`, sid), "url must not be a chrome-extension: URL")
+	return false
+}
+
+// queueFlood: a client piles operations on one session; beyond the
+// runner's bound (16 waiting) each is refused at once with 429
+// SESSION_BUSY, and the ones in line still run.
+func queueFlood(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	DeferCleanup(release)
+	pages.handle("/hold", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+		}
+		_, _ = io.WriteString(w, "released")
+	})
+	id := startSession(p, "")
+	const inLine, beyond = 1 + 16, 4 // the running one and the waiting ones; those that find the line full
+	results := make(chan apitest.Response, inLine+beyond)
+	for i := range inLine + beyond {
+		go func() {
+			defer GinkgoRecover()
+			results <- navigate(p, id, pages.url(fmt.Sprintf("/hold?%d", i)))
+		}()
+	}
+	// Nothing in line can finish before the release: the first answers
+	// are the refusals, at once.
+	for range beyond {
+		var r apitest.Response
+		Eventually(results).Should(Receive(&r))
+		Expect(r.Status).To(Equal(http.StatusTooManyRequests), "%s", r.Raw)
+		Expect(r.JSON()).To(HaveKeyWithValue("code", "SESSION_BUSY"))
+	}
+	release()
+	for range inLine {
+		var r apitest.Response
+		Eventually(results).Should(Receive(&r))
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	}
 	return false
 }

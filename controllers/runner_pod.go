@@ -414,8 +414,18 @@ func sessionSecretEnv(spec *v1alpha1.BrowserSessionSpec) []corev1.EnvVar {
 	if auth := spec.Model.Auth; auth != nil && auth.CredentialsSecretRef != nil {
 		env = append(env, secretEnv(rpc.EnvModelCredentials, auth.CredentialsSecretRef))
 	}
-	if b := spec.Browser; b != nil && b.LaunchOptions != nil && b.LaunchOptions.Proxy != nil && b.LaunchOptions.Proxy.PasswordSecretRef != nil {
-		env = append(env, secretEnv(rpc.EnvLaunchProxyPassword, b.LaunchOptions.Proxy.PasswordSecretRef))
+	if b := spec.Browser; b != nil {
+		if b.CDPURLSecretRef != nil {
+			env = append(env, secretEnv(rpc.EnvCDPURL, b.CDPURLSecretRef))
+		}
+		if lo := b.LaunchOptions; lo != nil {
+			if lo.CDPHeadersSecretRef != nil {
+				env = append(env, secretEnv(rpc.EnvCDPHeaders, lo.CDPHeadersSecretRef))
+			}
+			if lo.Proxy != nil && lo.Proxy.PasswordSecretRef != nil {
+				env = append(env, secretEnv(rpc.EnvLaunchProxyPassword, lo.Proxy.PasswordSecretRef))
+			}
+		}
 	}
 	if c := spec.CloudSessionCreateParams; c != nil {
 		for i, p := range c.Proxies {

@@ -54,8 +54,18 @@ func sessionSecretRefs(spec *v1alpha1.BrowserSessionSpec) []secretRef {
 	if m.Auth != nil && m.Auth.CredentialsSecretRef != nil {
 		add("spec.model.auth.credentialsSecretRef", m.Auth.CredentialsSecretRef.Name)
 	}
-	if b := spec.Browser; b != nil && b.LaunchOptions != nil && b.LaunchOptions.Proxy != nil && b.LaunchOptions.Proxy.PasswordSecretRef != nil {
-		add("spec.browser.launchOptions.proxy.passwordSecretRef", b.LaunchOptions.Proxy.PasswordSecretRef.Name)
+	if b := spec.Browser; b != nil {
+		if r := b.CDPURLSecretRef; r != nil {
+			add("spec.browser.cdpUrlSecretRef", r.Name)
+		}
+		if lo := b.LaunchOptions; lo != nil {
+			if r := lo.CDPHeadersSecretRef; r != nil {
+				add("spec.browser.launchOptions.cdpHeadersSecretRef", r.Name)
+			}
+			if lo.Proxy != nil && lo.Proxy.PasswordSecretRef != nil {
+				add("spec.browser.launchOptions.proxy.passwordSecretRef", lo.Proxy.PasswordSecretRef.Name)
+			}
+		}
 	}
 	if c := spec.CloudSessionCreateParams; c != nil {
 		for i, p := range c.Proxies {

@@ -43,10 +43,10 @@ const (
 	// taskSessionWait is how long a task waits for a missing session.
 	taskSessionWait = 2 * time.Second
 	// secretWait is how long a session waits for its Secrets to opt in.
-	secretWait = 2 * time.Second
+	secretWait = 6 * time.Second
 	// startupTimeout is how long a session may take to become ready: long
 	// enough for every spec that gets its pod ready on a busy machine.
-	startupTimeout = 10 * time.Second
+	startupTimeout = 20 * time.Second
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"

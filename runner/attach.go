@@ -79,7 +79,9 @@ func (b *Browser) attachRemote(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("attaching to %s: %w", redactURL(a.url), context.Cause(ctx))
 		}
-		return fmt.Errorf("attaching to %s: %w", redactURL(a.url), err)
+		// chromedp quotes the URL it dialed: the bridge's, which carries
+		// the cdpUrl's path and query, where hosted browsers keep tokens.
+		return fmt.Errorf("attaching to %s: %s", redactURL(a.url), strings.ReplaceAll(err.Error(), wsURL.String(), redactURL(wsURL.String())))
 	}
 	c := chromedp.FromContext(b.ctx)
 	b.cdp = c.Browser

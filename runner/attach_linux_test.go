@@ -158,11 +158,9 @@ func TestAttachToCDPURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
-				lo.CDPURL = tt.cdpURL
-				lo.CDPHeaders = tt.headers
+			cfg := attachConfig(tt.cdpURL, tt.headers, func(lo *v1alpha1.LaunchOptions) {
 				lo.ConnectTimeoutMs = ptrTo(int32(10000))
-			}))
+			})
 			if tt.wantErr {
 				log, _ := testLogger(t)
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -173,6 +171,8 @@ func TestAttachToCDPURL(t *testing.T) {
 					t.Fatal("attaching without the header worked")
 				}
 				wantContains(t, "error", err.Error(), "attaching to ws://"+gateHost)
+				// The path and query of a cdpUrl may carry a token.
+				wantNotContains(t, "error", err.Error(), wsURL.Path)
 				return
 			}
 			b := startTestBrowser(t, cfg)
@@ -214,10 +214,9 @@ func TestAttachToCDPURL(t *testing.T) {
 // download path the session did not set.
 func TestCDPProxyFilterOnAttachedBrowser(t *testing.T) {
 	wsURL, pid := externalChromium(t)
-	b := startTestBrowser(t, testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
-		lo.CDPURL = wsURL.String()
+	b := startTestBrowser(t, attachConfig(wsURL.String(), nil, func(lo *v1alpha1.LaunchOptions) {
 		lo.ConnectTimeoutMs = ptrTo(int32(10000))
-	})))
+	}))
 	want(t, "the attached session's downloads directory", b.DownloadsDir(), "")
 	_, c, logs := newTestServer(t, b, nil)
 	cc := dialCDP(t, c)

@@ -118,6 +118,12 @@ type SessionSecrets struct {
 	// ProxyPasswords are the values of
 	// spec.cloudSessionCreateParams.proxies[i].passwordSecretRef, by i.
 	ProxyPasswords map[int]Secret
+	// CDPURL is the value of spec.browser.cdpUrlSecretRef: the browser to
+	// attach to.
+	CDPURL Secret
+	// CDPHeaders are the headers of
+	// spec.browser.launchOptions.cdpHeadersSecretRef.
+	CDPHeaders map[string]Secret
 }
 
 // ConfigFromEnv reads the configuration the manager puts in the runner
@@ -152,6 +158,18 @@ func ConfigFromEnv(environ []string) (*Config, error) {
 	// The spec holds references only, so a decoding error may quote it.
 	if err := json.Unmarshal([]byte(spec), &cfg.Spec); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", rpc.EnvSession, err)
+	}
+	cfg.Secrets.CDPURL = NewSecret(env[rpc.EnvCDPURL])
+	if raw, ok := env[rpc.EnvCDPHeaders]; ok {
+		var headers map[string]string
+		if err := json.Unmarshal([]byte(raw), &headers); err != nil {
+			// The value is secret: name the variable, not its content.
+			return nil, fmt.Errorf("%s is not a JSON object of header names to values", rpc.EnvCDPHeaders)
+		}
+		cfg.Secrets.CDPHeaders = map[string]Secret{}
+		for k, v := range headers {
+			cfg.Secrets.CDPHeaders[k] = NewSecret(v)
+		}
 	}
 	for k, v := range env {
 		if name, ok := strings.CutPrefix(k, rpc.EnvModelHeaderPrefix); ok && name != "" {

@@ -390,7 +390,7 @@ func TestEgressGateWithChromium(t *testing.T) {
 			"ws://" + canaryHost + "/devtools/browser/x",
 			"http://localhost:" + onLocalhost.port(),
 		} {
-			acfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) { lo.CDPURL = cdpURL }))
+			acfg := attachConfig(cdpURL, nil, nil)
 			acfg.Egress = canaryPolicy()
 			log, _ := testLogger(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

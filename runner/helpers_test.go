@@ -124,6 +124,30 @@ func testConfig(mutate func(*v1alpha1.BrowserSessionSpec)) *Config {
 	return cfg
 }
 
+// attachConfig is testConfig for a session attached to the browser at
+// cdpURL with headers: the values of its cdpUrlSecretRef and
+// cdpHeadersSecretRef, as the runner gets them; mutate adjusts its launch
+// options.
+func attachConfig(cdpURL string, headers map[string]string, mutate func(*v1alpha1.LaunchOptions)) *Config {
+	cfg := testConfig(func(s *v1alpha1.BrowserSessionSpec) {
+		s.Browser.CDPURLSecretRef = &v1alpha1.SecretKeyReference{Name: "request", Key: "cdp-url"}
+		if len(headers) > 0 {
+			s.Browser.LaunchOptions.CDPHeadersSecretRef = &v1alpha1.SecretKeyReference{Name: "request", Key: "cdp-headers"}
+		}
+		if mutate != nil {
+			mutate(s.Browser.LaunchOptions)
+		}
+	})
+	cfg.Secrets.CDPURL = NewSecret(cdpURL)
+	for k, v := range headers {
+		if cfg.Secrets.CDPHeaders == nil {
+			cfg.Secrets.CDPHeaders = map[string]Secret{}
+		}
+		cfg.Secrets.CDPHeaders[k] = NewSecret(v)
+	}
+	return cfg
+}
+
 func launchOptions(mutate func(*v1alpha1.LaunchOptions)) func(*v1alpha1.BrowserSessionSpec) {
 	return func(s *v1alpha1.BrowserSessionSpec) { mutate(s.Browser.LaunchOptions) }
 }

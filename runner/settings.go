@@ -105,7 +105,12 @@ func newSettings(cfg *Config) (*settings, error) {
 	var cdpURL string
 	if b := spec.Browser; b != nil {
 		lo = b.LaunchOptions
-		cdpURL = b.CDPURL
+		if b.CDPURLSecretRef != nil {
+			cdpURL = cfg.Secrets.CDPURL.Reveal()
+			if cdpURL == "" {
+				return nil, errors.New("spec.browser.cdpUrlSecretRef: the runner got no value for it")
+			}
+		}
 	}
 	if lo == nil {
 		lo = &v1alpha1.LaunchOptions{}
@@ -183,20 +188,25 @@ func newSettings(cfg *Config) (*settings, error) {
 		s.userArgs = append(s.userArgs, f)
 	}
 
-	if cdpURL == "" {
-		cdpURL = lo.CDPURL
-	}
 	if cdpURL != "" {
 		u, err := url.Parse(cdpURL)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("cdpUrl is not a URL: %w", err))
+			// The URL is secret: say what is wrong, not what it is.
+			errs = append(errs, errors.New("cdpUrl is not a URL"))
 		case u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https":
 			errs = append(errs, fmt.Errorf("cdpUrl scheme %q is not ws, wss, http or https", u.Scheme))
 		case u.Host == "":
 			errs = append(errs, errors.New("cdpUrl has no host"))
 		}
-		s.attach = &attachSettings{url: cdpURL, headers: lo.CDPHeaders, connectTimeout: DefaultConnectTimeout}
+		var headers map[string]string
+		if len(cfg.Secrets.CDPHeaders) > 0 {
+			headers = make(map[string]string, len(cfg.Secrets.CDPHeaders))
+			for k, v := range cfg.Secrets.CDPHeaders {
+				headers[k] = v.Reveal()
+			}
+		}
+		s.attach = &attachSettings{url: cdpURL, headers: headers, connectTimeout: DefaultConnectTimeout}
 		if lo.ConnectTimeoutMs != nil && *lo.ConnectTimeoutMs > 0 {
 			s.attach.connectTimeout = time.Duration(*lo.ConnectTimeoutMs) * time.Millisecond
 		}

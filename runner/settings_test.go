@@ -120,8 +120,10 @@ const testEgressProxy = "http://127.0.0.1:3128"
 
 func TestSettings(t *testing.T) {
 	tests := []struct {
-		name    string
-		spec    func(*v1alpha1.BrowserSessionSpec)
+		name string
+		spec func(*v1alpha1.BrowserSessionSpec)
+		// cdpURL, when set, is the value of the session's cdpUrlSecretRef.
+		cdpURL  string
 		wantErr string
 		check   func(t *testing.T, s *settings, flags map[string]any)
 	}{
@@ -284,9 +286,9 @@ func TestSettings(t *testing.T) {
 			wantErr: "must not carry credentials",
 		},
 		{
-			name: "attach",
+			name:   "attach",
+			cdpURL: "wss://browser.example/devtools/browser/x?token=abc",
 			spec: launchOptions(func(lo *v1alpha1.LaunchOptions) {
-				lo.CDPURL = "wss://browser.example/devtools/browser/x?token=abc"
 				lo.ConnectTimeoutMs = ptrTo(int32(2500))
 				lo.Args = []v1alpha1.LaunchArg{"--mute-audio"}
 			}),
@@ -316,6 +318,12 @@ func TestSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testConfig(tt.spec)
+			if tt.cdpURL != "" {
+				cfg = attachConfig(tt.cdpURL, nil, nil)
+				if tt.spec != nil {
+					tt.spec(&cfg.Spec)
+				}
+			}
 			cfg.DataDir = testDataDir
 			cfg.AllowedExecutables = []string{testAllowedExecutable}
 			s, err := newSettings(cfg)

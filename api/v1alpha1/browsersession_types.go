@@ -91,27 +91,28 @@ type BrowserType string
 
 const (
 	// BrowserTypeLocal runs a browser with the given launch options, or
-	// attaches to the browser at cdpUrl.
+	// attaches to the browser at cdpUrlSecretRef.
 	BrowserTypeLocal BrowserType = "local"
 	// BrowserTypeCloud runs a browser with the cloud session create params.
 	BrowserTypeCloud BrowserType = "cloud"
 )
 
 // BrowserConfig selects and configures the browser.
-// +kubebuilder:validation:XValidation:rule="!has(self.cdpUrl) || self.type == 'local'",message="cdpUrl requires type local",fieldPath=".cdpUrl"
+// +kubebuilder:validation:XValidation:rule="!has(self.cdpUrlSecretRef) || self.type == 'local'",message="cdpUrlSecretRef requires type local",fieldPath=".cdpUrlSecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.launchOptions) || self.type == 'local'",message="launchOptions requires type local",fieldPath=".launchOptions"
+// +kubebuilder:validation:XValidation:rule="!has(self.launchOptions) || !has(self.launchOptions.cdpHeadersSecretRef) || has(self.cdpUrlSecretRef)",message="launchOptions.cdpHeadersSecretRef requires cdpUrlSecretRef",fieldPath=".launchOptions.cdpHeadersSecretRef"
 type BrowserConfig struct {
 	// type is where the browser runs: `cloud` (default) or `local`.
 	// +optional
 	// +kubebuilder:default=cloud
 	Type BrowserType `json:"type,omitempty"`
 
-	// cdpUrl is the DevTools WebSocket URL of an existing browser to attach
-	// to instead of launching one. Only with type local.
+	// cdpUrlSecretRef is the Secret key that holds the DevTools URL (ws,
+	// wss, http or https) of an existing browser to attach to instead of
+	// launching one. Only with type local. The URL is a secret: hosted
+	// browsers put a token in it.
 	// +optional
-	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^(wss?|https?)://`
-	CDPURL string `json:"cdpUrl,omitempty"`
+	CDPURLSecretRef *SecretKeyReference `json:"cdpUrlSecretRef,omitempty"`
 
 	// launchOptions configure the local browser. Only with type local.
 	// +optional
@@ -209,18 +210,15 @@ type LaunchOptions struct {
 	// +optional
 	IgnoreHTTPSErrors *bool `json:"ignoreHTTPSErrors,omitempty"`
 
-	// cdpUrl is the DevTools WebSocket URL of an existing browser to attach to.
+	// cdpHeadersSecretRef is the Secret key that holds the HTTP headers sent
+	// when connecting to the browser of cdpUrlSecretRef, as a JSON object of
+	// header names to values (at most 32). They are secrets: hosted browsers
+	// authenticate with them.
 	// +optional
-	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^(wss?|https?)://`
-	CDPURL string `json:"cdpUrl,omitempty"`
+	CDPHeadersSecretRef *SecretKeyReference `json:"cdpHeadersSecretRef,omitempty"`
 
-	// cdpHeaders are HTTP headers sent when connecting to cdpUrl.
-	// +optional
-	// +kubebuilder:validation:MaxProperties=32
-	CDPHeaders map[string]string `json:"cdpHeaders,omitempty"`
-
-	// connectTimeoutMs bounds the connection to cdpUrl, in milliseconds.
+	// connectTimeoutMs bounds the connection to cdpUrlSecretRef's browser,
+	// in milliseconds.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=600000
@@ -240,6 +238,7 @@ type LaunchOptions struct {
 }
 
 // LaunchProxy is the local browser's proxy.
+// +kubebuilder:validation:XValidation:rule="!self.server.matches('^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@')",message="server must not carry credentials (user:password@): use username and passwordSecretRef",fieldPath=".server"
 type LaunchProxy struct {
 	// server is the proxy's address, for example `http://proxy:3128`.
 	// +required
@@ -496,6 +495,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.type == 'external' || !has(self.server)",message="server applies only to an external proxy",fieldPath=".server"
 // +kubebuilder:validation:XValidation:rule="self.type == 'external' || (!has(self.username) && !has(self.passwordSecretRef))",message="username and passwordSecretRef apply only to an external proxy",fieldPath=".username"
 // +kubebuilder:validation:XValidation:rule="self.type == 'cloud' || !has(self.geolocation)",message="geolocation applies only to a cloud proxy",fieldPath=".geolocation"
+// +kubebuilder:validation:XValidation:rule="!has(self.server) || !self.server.matches('^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@')",message="server must not carry credentials (user:password@): use username and passwordSecretRef",fieldPath=".server"
 type Proxy struct {
 	// type is `cloud` or `external`.
 	// +required

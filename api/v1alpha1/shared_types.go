@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1alpha1
 
+import "regexp"
+
 // SecretKeyReference points at one key of a Secret in the object's namespace.
 // Secret values never appear in a browserfleet resource; they are always
 // referenced like this.
@@ -34,6 +36,21 @@ type SecretKeyReference struct {
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
 	Key string `json:"key"`
 }
+
+// ProxyServerUserInfoPattern matches a proxy server address that carries
+// user info (`http://user:password@proxy:3128`): an '@' before the first
+// '/', '?' or '#' after the scheme. Such an address is refused, because the
+// credentials would be stored in the resource: username and
+// passwordSecretRef carry them. The CEL rules of LaunchProxy and Proxy
+// spell this pattern out (markers cannot name a constant); the /v1 API
+// checks it with ProxyServerHasUserInfo.
+const ProxyServerUserInfoPattern = `^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@`
+
+var proxyServerUserInfo = regexp.MustCompile(ProxyServerUserInfoPattern)
+
+// ProxyServerHasUserInfo reports whether a proxy server address carries
+// user info.
+func ProxyServerHasUserInfo(server string) bool { return proxyServerUserInfo.MatchString(server) }
 
 // SecretReference points at a whole Secret in the object's namespace.
 type SecretReference struct {

@@ -107,8 +107,21 @@ var _ = Describe("CRD validation", func() {
   domSettleTimeoutMs: -1`, BeInvalidError("spec.domSettleTimeoutMs", "greater than or equal to 0")),
 		Entry("an unknown browser type", session+`  model: {name: openai/gpt-4o}
   browser: {type: remote}`, BeInvalidError("spec.browser.type", `Unsupported value: "remote"`)),
-		Entry("cdpUrl with a cloud browser", session+`  model: {name: openai/gpt-4o}
-  browser: {type: cloud, cdpUrl: "ws://chrome:9222"}`, BeInvalidError("spec.browser.cdpUrl", "cdpUrl requires type local")),
+		Entry("cdpUrlSecretRef with a cloud browser", session+`  model: {name: openai/gpt-4o}
+  browser: {type: cloud, cdpUrlSecretRef: {name: attach, key: url}}`, BeInvalidError("spec.browser.cdpUrlSecretRef", "cdpUrlSecretRef requires type local")),
+		Entry("a cdpUrl given inline: it is a secret", session+`  model: {name: openai/gpt-4o}
+  browser: {type: local, cdpUrl: "wss://browser.example/?apiKey=secret"}`, BeUnknownFieldError("spec.browser.cdpUrl")),
+		Entry("cdpHeaders given inline", session+`  model: {name: openai/gpt-4o}
+  browser: {type: local, launchOptions: {cdpHeaders: {Authorization: "Bearer secret"}}}`, BeUnknownFieldError("spec.browser.launchOptions.cdpHeaders")),
+		Entry("cdpHeadersSecretRef without cdpUrlSecretRef", session+`  model: {name: openai/gpt-4o}
+  browser: {type: local, launchOptions: {cdpHeadersSecretRef: {name: attach, key: headers}}}`,
+			BeInvalidError("spec.browser.launchOptions.cdpHeadersSecretRef", "requires cdpUrlSecretRef")),
+		Entry("a launch proxy server with credentials", session+`  model: {name: openai/gpt-4o}
+  browser: {type: local, launchOptions: {proxy: {server: "http://me:hunter2@proxy:3128"}}}`,
+			BeInvalidError("spec.browser.launchOptions.proxy.server", "server must not carry credentials")),
+		Entry("a cloud proxy server with credentials", session+`  model: {name: openai/gpt-4o}
+  cloudSessionCreateParams: {proxies: [{type: external, server: "me:hunter2@proxy:3128"}]}`,
+			BeInvalidError("spec.cloudSessionCreateParams.proxies[0].server", "server must not carry credentials")),
 		Entry("launch options with a cloud browser", session+`  model: {name: openai/gpt-4o}
   browser: {launchOptions: {headless: true}}`, BeInvalidError("spec.browser.launchOptions", "launchOptions requires type local")),
 		Entry("cloud params with a local browser", session+`  model: {name: openai/gpt-4o}

@@ -81,6 +81,12 @@ const (
 	// EnvCloudProxyPasswordFormat, formatted with the entry's index, holds
 	// the value of spec.cloudSessionCreateParams.proxies[i].passwordSecretRef.
 	EnvCloudProxyPasswordFormat = "BROWSERFLEET_PROXY_%d_PASSWORD"
+	// EnvCDPURL holds the value of spec.browser.cdpUrlSecretRef.
+	EnvCDPURL = "BROWSERFLEET_CDP_URL"
+	// EnvCDPHeaders holds the value of
+	// spec.browser.launchOptions.cdpHeadersSecretRef: a JSON object of
+	// header names to values.
+	EnvCDPHeaders = "BROWSERFLEET_CDP_HEADERS"
 )
 
 // ParseCIDR reads a value of the egress flags: a CIDR ("10.0.0.0/8",

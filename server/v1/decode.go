@@ -451,8 +451,16 @@ func crossFieldIssues(doc any) []Issue {
 		add("cloudSessionCreateParams", "requires browser.type cloud or no browser")
 	}
 
+	credentials := func(path string, server any) {
+		if s, ok := server.(string); ok && v1alpha1.ProxyServerHasUserInfo(s) {
+			add(path, "must not carry credentials (user:password@): use username and password")
+		}
+	}
 	if hasBrowser {
 		if lo, ok := browser["launchOptions"].(map[string]any); ok {
+			if p, ok := lo["proxy"].(map[string]any); ok {
+				credentials("browser.launchOptions.proxy.server", p["server"])
+			}
 			if v, _ := lo["preserveUserDataDir"].(bool); v {
 				if _, ok := lo["userDataDir"]; !ok {
 					add("browser.launchOptions.preserveUserDataDir", "requires userDataDir")
@@ -477,6 +485,7 @@ func crossFieldIssues(doc any) []Issue {
 				if _, ok := pm["server"]; !ok {
 					add(base+".server", "is required for an external proxy")
 				}
+				credentials(base+".server", pm["server"])
 				if _, ok := pm["geolocation"]; ok {
 					add(base+".geolocation", "applies only to a cloud proxy")
 				}

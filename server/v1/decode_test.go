@@ -71,6 +71,10 @@ func TestDecodeStartIssues(t *testing.T) {
 			[]Issue{{"cloudSessionCreateParams.proxies[0].type", "is required"}}},
 		{"proxy type enum", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[{"type":"browserbase"}]}}`,
 			[]Issue{{"cloudSessionCreateParams.proxies[0].type", `must be one of "cloud", "external"; got "browserbase"`}}},
+		{"external proxy with credentials in its server", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[{"type":"external","server":"http://me:hunter2@p:3128"}]}}`,
+			[]Issue{{"cloudSessionCreateParams.proxies[0].server", "must not carry credentials (user:password@): use username and password"}}},
+		{"launch proxy with credentials in its server", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"proxy":{"server":"me:hunter2@p:3128"}}}}`,
+			[]Issue{{"browser.launchOptions.proxy.server", "must not carry credentials (user:password@): use username and password"}}},
 		{"external proxy without server", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[{"type":"cloud"},{"type":"external","username":"u"}]}}`,
 			[]Issue{{"cloudSessionCreateParams.proxies[1].server", "is required for an external proxy"}}},
 		{"proxy fields of the other variant", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[

@@ -38,6 +38,11 @@ const (
 	SecretKeyModelAPIKey = "model-api-key"
 	// SecretKeyLaunchProxyPassword holds launchOptions.proxy.password.
 	SecretKeyLaunchProxyPassword = "launch-proxy-password"
+	// SecretKeyCDPURL holds browser.cdpUrl (or launchOptions.cdpUrl): hosted
+	// browsers put a token in it.
+	SecretKeyCDPURL = "cdp-url"
+	// SecretKeyCDPHeaders holds launchOptions.cdpHeaders as a JSON object.
+	SecretKeyCDPHeaders = "cdp-headers"
 	// secretKeyProxyPasswordFormat holds cloudSessionCreateParams.proxies[i].password.
 	secretKeyProxyPasswordFormat = "proxy-%d-password"
 )
@@ -107,12 +112,23 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 		spec.Verbose = &v
 	}
 	if b := r.Browser; b != nil {
-		spec.Browser = &v1alpha1.BrowserConfig{
-			Type:   v1alpha1.BrowserType(b.Type),
-			CDPURL: b.CDPURL,
-		}
+		spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserType(b.Type)}
+		cdpURL := b.CDPURL
 		if lo := b.LaunchOptions; lo != nil {
 			spec.Browser.LaunchOptions = launchOptions(lo, ref)
+			if cdpURL == "" {
+				cdpURL = lo.CDPURL
+			}
+			if len(lo.CDPHeaders) > 0 {
+				headers, err := json.Marshal(lo.CDPHeaders)
+				if err != nil {
+					return nil, nil, fmt.Errorf("encoding cdpHeaders: %w", err)
+				}
+				spec.Browser.LaunchOptions.CDPHeadersSecretRef = ref(SecretKeyCDPHeaders, string(headers))
+			}
+		}
+		if cdpURL != "" {
+			spec.Browser.CDPURLSecretRef = ref(SecretKeyCDPURL, cdpURL)
 		}
 	}
 	if c := r.CloudSessionCreateParams; c != nil {
@@ -169,8 +185,6 @@ func launchOptions(lo *LaunchOptions, ref func(key, value string) *v1alpha1.Secr
 		DeviceScaleFactor:   lo.DeviceScaleFactor,
 		HasTouch:            lo.HasTouch,
 		IgnoreHTTPSErrors:   lo.IgnoreHTTPSErrors,
-		CDPURL:              lo.CDPURL,
-		CDPHeaders:          lo.CDPHeaders,
 		ConnectTimeoutMs:    int32Ptr(lo.ConnectTimeoutMs),
 		DownloadsPath:       lo.DownloadsPath,
 		AcceptDownloads:     lo.AcceptDownloads,

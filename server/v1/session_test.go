@@ -123,15 +123,17 @@ func TestToSession(t *testing.T) {
 				"cdpHeaders":{"X-Trace":"1"},"acceptDownloads":true,"downloadsPath":"dl"}}}`,
 			wantSpec: v1alpha1.BrowserSessionSpec{
 				Model: v1alpha1.ModelSpec{Name: "google/gemini-2.5-flash"},
-				Browser: &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURL: "ws://h:9222", LaunchOptions: &v1alpha1.LaunchOptions{
+				Browser: &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURLSecretRef: secretRef("cdp-url"), LaunchOptions: &v1alpha1.LaunchOptions{
 					Args: []v1alpha1.LaunchArg{"--lang=fr"}, Headless: ptr(true), IgnoreAllDefaultArgs: ptr(true), Port: ptr(int32(9222)),
 					UserDataDir: "p", PreserveUserDataDir: ptr(true),
 					Proxy:  &v1alpha1.LaunchProxy{Server: "http://proxy:3128", Bypass: "localhost", Username: "me", PasswordSecretRef: secretRef("launch-proxy-password")},
 					Locale: "fr-FR", Viewport: &v1alpha1.Viewport{Width: 1280, Height: 720}, DeviceScaleFactor: ptr(1.5),
-					ConnectTimeoutMs: ptr(int32(10000)), CDPHeaders: map[string]string{"X-Trace": "1"}, AcceptDownloads: ptr(true), DownloadsPath: "dl",
+					ConnectTimeoutMs: ptr(int32(10000)), CDPHeadersSecretRef: secretRef("cdp-headers"), AcceptDownloads: ptr(true), DownloadsPath: "dl",
 				}},
 			},
-			wantSecret: map[string]string{"launch-proxy-password": "launch-pw-secret"},
+			// The cdpUrl and its headers are secrets: hosted browsers carry
+			// tokens in them.
+			wantSecret: map[string]string{"launch-proxy-password": "launch-pw-secret", "cdp-url": "ws://h:9222", "cdp-headers": `{"X-Trace":"1"}`},
 		},
 		{
 			name: "ignoreDefaultArgs list stays a list",
@@ -225,8 +227,18 @@ func refsOf(s *v1alpha1.BrowserSession) []v1alpha1.SecretKeyReference {
 	if r := s.Spec.Model.APIKeySecretRef; r != nil {
 		refs = append(refs, *r)
 	}
-	if b := s.Spec.Browser; b != nil && b.LaunchOptions != nil && b.LaunchOptions.Proxy != nil && b.LaunchOptions.Proxy.PasswordSecretRef != nil {
-		refs = append(refs, *b.LaunchOptions.Proxy.PasswordSecretRef)
+	if b := s.Spec.Browser; b != nil {
+		if b.CDPURLSecretRef != nil {
+			refs = append(refs, *b.CDPURLSecretRef)
+		}
+		if lo := b.LaunchOptions; lo != nil {
+			if lo.CDPHeadersSecretRef != nil {
+				refs = append(refs, *lo.CDPHeadersSecretRef)
+			}
+			if lo.Proxy != nil && lo.Proxy.PasswordSecretRef != nil {
+				refs = append(refs, *lo.Proxy.PasswordSecretRef)
+			}
+		}
 	}
 	if c := s.Spec.CloudSessionCreateParams; c != nil {
 		for _, p := range c.Proxies {

@@ -168,12 +168,12 @@ var _ = Describe("validation", Ordered, func() {
 	})
 
 	It("answers a session that is not ready yet with 409", func(ctx SpecContext) {
-		// A session made with kubectl whose runner image the kubelet has no
-		// mapping for never becomes Ready.
+		// A session made with kubectl whose cdpUrl Secret does not exist
+		// never becomes Ready.
 		bs := &v1alpha1.BrowserSession{}
 		bs.Namespace, bs.Name = p.Namespace, "never-ready"
 		bs.Spec.Model.Name = "openai/gpt-test"
-		bs.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURL: "ws://127.0.0.1:1/devtools/browser/x"}
+		bs.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, CDPURLSecretRef: &v1alpha1.SecretKeyReference{Name: "missing", Key: "cdp-url"}}
 		Expect(k8sClient.Create(ctx, bs)).To(Succeed())
 		r := do(http.MethodPost, "/v1/sessions/never-ready/extract", p.Key, `{}`, nil)
 		Expect(r.Status).To(Equal(http.StatusConflict), "%s", r.Raw)

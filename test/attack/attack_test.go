@@ -89,6 +89,9 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 		// No limits.
 		Entry("floods one session's runner with operations", attack(queueFlood)),
 
+		// Secrets in plain sight.
+		Entry("reads a cdpUrl token, cdpHeaders and a proxy password from the session and its pod", attack(secretsInPlainSight)),
+
 		// Secret references reach any Secret.
 		Entry("references a Secret that did not opt in, with kubectl", attack(secretRefToUnlabelled)),
 	)
@@ -440,5 +443,36 @@ func queueFlood(ctx context.Context, p apitest.Project) bool {
 		Eventually(results).Should(Receive(&r))
 		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 	}
+	return false
+}
+
+// secretsInPlainSight: a start with a cdpUrl carrying a token, cdpHeaders
+// and a proxy password leaves none of them in the BrowserSession or the
+// runner pod's spec, which a namespace reader sees; a proxy server with user
+// info is refused.
+func secretsInPlainSight(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	const token, header, password = "cdp-token-d41d8cd9", "Bearer hdr-8f00b204", "proxy-pw-e9800998"
+	body := fmt.Sprintf(`{"modelName":"openai/gpt-test","browser":{"type":"local","cdpUrl":"ws://%s/devtools/browser/x?apiKey=%s",
+		"launchOptions":{"cdpHeaders":{"Authorization":%q},"proxy":{"server":"http://%s","username":"u","password":%q}}}}`,
+		pageIP+":1", token, header, pageIP+":2", password)
+	r := do(http.MethodPost, "/v1/sessions/start", p.Key, body, map[string]string{"x-model-api-key": "sk-attack"})
+	// The attach fails (nothing listens there); what matters is what was
+	// stored on the way.
+	Expect(r.Status).NotTo(Equal(http.StatusOK), "%s", r.Raw)
+	var sessions v1alpha1.BrowserSessionList
+	Expect(k8s.List(ctx, &sessions, client.InNamespace(p.Namespace))).To(Succeed())
+	var pods corev1.PodList
+	Expect(k8s.List(ctx, &pods, client.InNamespace(p.Namespace))).To(Succeed())
+	for _, o := range []any{sessions, pods} {
+		raw, err := json.Marshal(o)
+		Expect(err).NotTo(HaveOccurred())
+		for _, secret := range []string{token, header, password} {
+			Expect(string(raw)).NotTo(ContainSubstring(secret), "a secret in plain sight")
+		}
+	}
+	expectInvalid(do(http.MethodPost, "/v1/sessions/start", p.Key,
+		`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"proxy":{"server":"http://me:hunter2@proxy:3128"}}}}`, nil),
+		"browser.launchOptions.proxy.server", "must not carry credentials")
 	return false
 }

@@ -96,7 +96,7 @@ var _ = BeforeSuite(func() {
 		ModelBaseURLs:    map[string]string{llmtest.OpenAI: model.BaseURL(llmtest.OpenAI)},
 		EgressAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(pageIP + "/32")},
 		// A refused Secret reference fails after this wait.
-		SessionSecretWait: 3 * time.Second,
+		SessionSecretWait: 10 * time.Second,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = framework.Client(stack.Config())

@@ -268,20 +268,26 @@ func constructTokenSecret(session *v1alpha1.BrowserSession, token []byte) *corev
 // effectiveSpec is the session's spec as its runner is to apply it: the
 // operator's endpoint for the model's provider filled in where the session
 // names none. The BrowserSession itself keeps what its author wrote.
+//
+// userMetadata stays out: the runner has no use for it, and it is the
+// caller's free-form data, up to the size of a resource, which an
+// environment variable cannot hold (nor should every process of the pod
+// read it).
 func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha1.BrowserSessionSpec {
-	if spec.Model.BaseURL != "" || len(cfg.ModelBaseURLs) == 0 {
-		return spec
-	}
-	provider := spec.Model.Provider
-	if provider == "" {
-		provider, _, _ = strings.Cut(spec.Model.Name, "/")
-	}
-	endpoint, ok := cfg.ModelBaseURLs[provider]
-	if !ok {
-		return spec
-	}
 	out := spec.DeepCopy()
-	out.Model.BaseURL = endpoint
+	if out.CloudSessionCreateParams != nil {
+		out.CloudSessionCreateParams.UserMetadata = nil
+	}
+	if out.Model.BaseURL != "" || len(cfg.ModelBaseURLs) == 0 {
+		return out
+	}
+	provider := out.Model.Provider
+	if provider == "" {
+		provider, _, _ = strings.Cut(out.Model.Name, "/")
+	}
+	if endpoint, ok := cfg.ModelBaseURLs[provider]; ok {
+		out.Model.BaseURL = endpoint
+	}
 	return out
 }
 

@@ -17,11 +17,13 @@ limitations under the License.
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -197,5 +199,30 @@ func TestConstructRunnerPodIsDeterministic(t *testing.T) {
 	}
 	if a.Name != "s-runner" || a.Labels[v1alpha1.LabelSession] != "s" || a.Labels[v1alpha1.LabelManagedBy] != v1alpha1.ManagedBy {
 		t.Errorf("pod name %q labels %v", a.Name, a.Labels)
+	}
+}
+
+// TestUserMetadataStaysOutOfThePod: a session's userMetadata (the caller's
+// free-form data, as large as a resource) is in no environment variable of
+// its runner; the runner gets the rest of the spec.
+func TestUserMetadataStaysOutOfThePod(t *testing.T) {
+	s := wrappers.MakeBrowserSession("s", "ns").Cloud(&v1alpha1.CloudSessionCreateParams{
+		Region:       "eu-central-1",
+		UserMetadata: map[string]apiextensionsv1.JSON{"customer": {Raw: []byte(`"` + strings.Repeat("m", 200<<10) + `"`)}},
+	}).Obj()
+	pod, err := constructRunnerPod(s, DefaultRunnerConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range pod.Spec.Containers[0].Env {
+		if strings.Contains(e.Value, "mmmm") {
+			t.Errorf("env %s holds the userMetadata", e.Name)
+		}
+		if e.Name == rpc.EnvSession && !strings.Contains(e.Value, `"region":"eu-central-1"`) {
+			t.Errorf("the runner's spec lost the rest of cloudSessionCreateParams: %s", e.Value)
+		}
+	}
+	if s.Spec.CloudSessionCreateParams.UserMetadata == nil {
+		t.Error("the session itself lost its userMetadata")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -110,9 +111,89 @@ type replayData struct {
 // replayName is the name of a session's replay ConfigMap.
 func replayName(session string) string { return session + ReplaySuffix }
 
-// boundedJSON encodes v, or a stub when it is too large to keep.
-func boundedJSON(v any) json.RawMessage {
+// redactedValue stands for what the history never keeps.
+const redactedValue = "[redacted]"
+
+// redactForHistory returns v as JSON without what must not be kept: the
+// text fill and type actions put into a field (whatever the field: the
+// runner cannot be sure it is not a password), the values of variables
+// (their names stay), and in every URL the user info, query values (their
+// keys stay) and fragment.
+func redactForHistory(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	return json.Marshal(redactNode(doc))
+}
+
+func redactNode(n any) any {
+	switch n := n.(type) {
+	case map[string]any:
+		method, _ := n["method"].(string)
+		for k, v := range n {
+			switch {
+			case k == "variables":
+				if vars, ok := v.(map[string]any); ok {
+					for name := range vars {
+						vars[name] = redactedValue
+					}
+					continue
+				}
+			case k == "arguments" && (method == "fill" || method == "type"):
+				if args, ok := v.([]any); ok {
+					for i := range args {
+						args[i] = redactedValue
+					}
+					continue
+				}
+			case k == "url" || k == "pageUrl":
+				if u, ok := v.(string); ok {
+					n[k] = redactHistoryURL(u)
+					continue
+				}
+			}
+			n[k] = redactNode(v)
+		}
+		return n
+	case []any:
+		for i := range n {
+			n[i] = redactNode(n[i])
+		}
+		return n
+	}
+	return n
+}
+
+// redactHistoryURL keeps a URL's scheme, host, path and query keys.
+func redactHistoryURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return redactedValue
+	}
+	if u.Scheme == "data" {
+		return "data:" + redactedValue
+	}
+	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{redactedValue}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// boundedJSON encodes v for the history (redactForHistory), or a stub when
+// it is too large to keep.
+func boundedJSON(v any) json.RawMessage {
+	raw, err := redactForHistory(v)
 	if err != nil {
 		return json.RawMessage(`{"unrecorded":"encoding failed"}`)
 	}
@@ -141,7 +222,7 @@ func (s *server) record(bs *v1alpha1.BrowserSession, e replayEntry) {
 			ReasoningTokens: e.Usage.ReasoningTokens, CachedInputTokens: e.Usage.CachedInputTokens,
 			TimeMs: e.Usage.InferenceTimeMs,
 		},
-		PageURL: redactURL(e.PageURL),
+		PageURL: redactHistoryURL(e.PageURL),
 	}
 	value, err := json.Marshal(a)
 	if err != nil {

@@ -92,6 +92,8 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 		// Secrets in plain sight.
 		Entry("reads a cdpUrl token, cdpHeaders and a proxy password from the session and its pod", attack(secretsInPlainSight)),
 
+		Entry("reads a typed password and a variable's value from the session's history", attack(passwordInHistory)),
+
 		// Secret references reach any Secret.
 		Entry("references a Secret that did not opt in, with kubectl", attack(secretRefToUnlabelled)),
 	)
@@ -474,5 +476,38 @@ func secretsInPlainSight(ctx context.Context, p apitest.Project) bool {
 	expectInvalid(do(http.MethodPost, "/v1/sessions/start", p.Key,
 		`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"proxy":{"server":"http://me:hunter2@proxy:3128"}}}}`, nil),
 		"browser.launchOptions.proxy.server", "must not carry credentials")
+	return false
+}
+
+// passwordInHistory: a namespace reader must not find a typed password or a
+// variable's value in what the service keeps of a session's calls (its
+// ConfigMaps, and the replay a key holder reads).
+func passwordInHistory(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	const password, secretVar = "hunter2-5eb63bbb", "var-value-e0488e11"
+	pages.handle("/login", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, `<!doctype html><title>login</title><input id="pw" type="password"><input id="user">`)
+	})
+	id := startSession(p, "")
+	Expect(navigate(p, id, pages.url("/login?session="+password)).Status).To(Equal(http.StatusOK))
+	r := do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
+		fmt.Sprintf(`{"input":{"selector":"#pw","description":"the password","method":"fill","arguments":[%q]}}`, password), nil)
+	Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+	r = do(http.MethodPost, "/v1/sessions/"+id+"/act", p.Key,
+		fmt.Sprintf(`{"input":{"selector":"#user","description":"the user","method":"fill","arguments":["%%name%%"]},"options":{"variables":{"name":%q}}}`, secretVar), nil)
+	Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+
+	replay := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.Key, "", nil)
+	Expect(replay.Status).To(Equal(http.StatusOK), "%s", replay.Raw)
+	Expect(string(replay.Raw)).To(ContainSubstring(`"method":"act"`), "the calls are in the replay")
+	var maps corev1.ConfigMapList
+	Expect(k8s.List(ctx, &maps, client.InNamespace(p.Namespace))).To(Succeed())
+	stored, err := json.Marshal(maps)
+	Expect(err).NotTo(HaveOccurred())
+	for _, where := range []string{string(replay.Raw), string(stored)} {
+		Expect(where).NotTo(ContainSubstring(password))
+		Expect(where).NotTo(ContainSubstring(secretVar))
+	}
 	return false
 }

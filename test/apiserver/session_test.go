@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/coder/websocket"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
@@ -40,6 +39,7 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/test/apitest"
 )
 
 // actAnswer is a model's answer to act: use this element this way.
@@ -219,35 +219,9 @@ var _ = Describe("a session driven over /v1", Ordered, func() {
 	It("filters what a client sends through the cdpUrl: a file: navigation gets an error reply, and the connection goes on", func(ctx SpecContext) {
 		r := do(http.MethodGet, "/v1/sessions/"+id, p.Key, "", nil)
 		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
-		conn, _, err := websocket.Dial(ctx, r.Data()["cdpUrl"].(string), nil)
-		Expect(err).NotTo(HaveOccurred())
-		defer conn.CloseNow()
-		conn.SetReadLimit(-1)
-		var next int64
-		call := func(method, params, sid string) map[string]any {
-			next++
-			msg := map[string]any{"id": next, "method": method, "params": json.RawMessage(params)}
-			if sid != "" {
-				msg["sessionId"] = sid
-			}
-			raw, _ := json.Marshal(msg)
-			ExpectWithOffset(1, conn.Write(ctx, websocket.MessageText, raw)).To(Succeed())
-			for {
-				_, data, err := conn.Read(ctx)
-				ExpectWithOffset(1, err).NotTo(HaveOccurred())
-				var reply map[string]any
-				ExpectWithOffset(1, json.Unmarshal(data, &reply)).To(Succeed())
-				if reply["id"] == float64(next) {
-					return reply
-				}
-			}
-		}
-		created := call("Target.createTarget", `{"url":"about:blank"}`, "")
-		Expect(created).To(HaveKey("result"), "%v", created)
-		targetID := created["result"].(map[string]any)["targetId"].(string)
-		attached := call("Target.attachToTarget", `{"targetId":"`+targetID+`","flatten":true}`, "")
-		Expect(attached).To(HaveKey("result"), "%v", attached)
-		sid := attached["result"].(map[string]any)["sessionId"].(string)
+		cdp := apitest.DialCDP(ctx, r.Data()["cdpUrl"].(string))
+		call := cdp.Call
+		sid := cdp.OpenTab()
 
 		Expect(call("Page.navigate", `{"url":"file:///etc/passwd"}`, sid)).To(And(
 			HaveKeyWithValue("sessionId", sid),

@@ -25,7 +25,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/coder/websocket"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -365,29 +364,8 @@ func cdpLocalSchemes(ctx context.Context, p apitest.Project) bool {
 	id := startSession(p, "")
 	r := do(http.MethodGet, "/v1/sessions/"+id, p.Key, "", nil)
 	Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
-	conn, _, err := websocket.Dial(ctx, r.Data()["cdpUrl"].(string), nil)
-	Expect(err).NotTo(HaveOccurred())
-	defer conn.CloseNow()
-	conn.SetReadLimit(-1)
-	var next int64
-	call := func(method, params, sid string) map[string]any {
-		next++
-		msg := map[string]any{"id": next, "method": method, "params": json.RawMessage(params)}
-		if sid != "" {
-			msg["sessionId"] = sid
-		}
-		raw, _ := json.Marshal(msg)
-		Expect(conn.Write(ctx, websocket.MessageText, raw)).To(Succeed())
-		for {
-			_, data, err := conn.Read(ctx)
-			Expect(err).NotTo(HaveOccurred())
-			var reply map[string]any
-			Expect(json.Unmarshal(data, &reply)).To(Succeed())
-			if reply["id"] == float64(next) {
-				return reply
-			}
-		}
-	}
+	cdp := apitest.DialCDP(ctx, r.Data()["cdpUrl"].(string))
+	call := cdp.Call
 	refused := func(reply map[string]any, message string) {
 		GinkgoHelper()
 		Expect(reply).To(HaveKey("error"), "%v", reply)
@@ -396,10 +374,7 @@ func cdpLocalSchemes(ctx context.Context, p apitest.Project) bool {
 	refused(call("Target.createTarget", `{"url":"file:///etc/passwd"}`, ""), "url must not be a file: URL")
 	refused(call("Target.createTarget", `{"url":"chrome://version"}`, ""), "url must not be a chrome: URL")
 	refused(call("Target.createBrowserContext", fmt.Sprintf(`{"proxyServer":"http://%s"}`, canary.hostPort()), ""), "proxyServer")
-	created := call("Target.createTarget", `{"url":"about:blank"}`, "")
-	Expect(created).To(HaveKey("result"), "%v", created)
-	attached := call("Target.attachToTarget", `{"targetId":"`+created["result"].(map[string]any)["targetId"].(string)+`","flatten":true}`, "")
-	sid := attached["result"].(map[string]any)["sessionId"].(string)
+	sid := cdp.OpenTab()
 	refused(call("Page.navigate", `{"url":"view-source:http://`+pageIP+`/"}`, sid), "url must not be a view-source: URL")
 	refused(call("Page.navigate", `{"url":"devtools://devtools/bundled/inspector.html"}`, sid), "url must not be a devtools: URL")
 	refused(call("Page.navigate", `{"url":"chrome-extension://abc/x.html"}`, sid), "url must not be a chrome-extension: URL")

@@ -34,6 +34,22 @@ limitations under the License.
 //     missing Secret, ConfigMap or key leaves the container Waiting with
 //     reason CreateContainerConfigError until it appears; command and args
 //     get $(VAR) expansion too.
+//   - Secret, ConfigMap and projected volumes (of Secrets and ConfigMaps)
+//     that a container mounts are written into the pod directory, at
+//     volumes/<name>, when the container starts: the items asked for, or
+//     every key, with the mode of the item, else the volume's defaultMode,
+//     else 0644, and, when the Kubelet runs as root, owned by the
+//     container's user (where a kubelet makes them root's with the pod's
+//     fsGroup: for a pod whose fsGroup is its own group, 0400 reads the
+//     same). In-container paths under a mount path (the mount path itself
+//     or below it; subPath honoured) are rewritten to the pod directory's
+//     copy wherever they stand alone in an environment value or an
+//     argument, or follow the = of a --flag=value argument; other mentions
+//     stay as written. A missing Secret or ConfigMap (unless optional)
+//     leaves the container Waiting with reason ContainerCreating and the
+//     kubelet's FailedMount words until it appears. The files are plain
+//     files on the host's disk, not tmpfs, and a running container does not
+//     see later changes.
 //   - Images are not pulled: Options.Images maps an image name to the local
 //     argv of its entrypoint and default args, and Options.Paths maps
 //     in-container executables named in command to local ones. An image
@@ -106,9 +122,10 @@ limitations under the License.
 // What it does not fake: no container isolation (no namespaces, cgroups,
 // resource limits, capabilities, seccomp or read-only root; the users above
 // are all of security contexts it honours, and pods of the same user can
-// reach each other's directories), no image pulls, no volumes
-// (emptyDir and other mount paths are not mounted: the process sees its own
-// HOME and TMPDIR instead), no container working directories, no lifecycle
+// reach each other's directories), no image pulls, no volumes other than
+// the ones above (emptyDir and other mount paths are not mounted: the
+// process sees its own HOME and TMPDIR instead; nothing is read-only), no
+// container working directories, no lifecycle
 // hooks, no liveness or startup probes, no ephemeral containers, no node
 // heartbeats or leases, no network namespace: the pod address is a loopback
 // address shared by the host, so the ports a pod listens on must be free on
@@ -126,7 +143,7 @@ limitations under the License.
 //
 // Its credentials (Options.Config) need what a kubelet's and a scheduler's
 // have: nodes and nodes/status, pods, pods/status and pods/binding, and
-// reading Secrets and ConfigMaps.
+// reading Secrets and ConfigMaps (for environments and volumes).
 //
 // Stopping. Run returns once its context is cancelled and every process has
 // exited: each gets SIGTERM, then SIGKILL after the smaller of its grace

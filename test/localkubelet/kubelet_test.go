@@ -18,6 +18,7 @@ package localkubelet_test
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -289,6 +290,121 @@ var _ = Describe("Kubelet", func() {
 		var got map[string]string
 		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
 		Expect(got).To(HaveKeyWithValue("TOKEN", "at last"))
+	})
+
+	It("materialises Secret and projected volumes in the pod directory, with the pod's modes and its user, and rewrites paths under them", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "keys", Namespace: ns},
+			Data:       map[string][]byte{"api": []byte("sk-file"), "other": []byte("unused")},
+		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "headers", Namespace: ns},
+			Data:       map[string][]byte{"X-One": []byte("1"), "X-Two": []byte("2")},
+		})).To(Succeed())
+		Expect(k8sClient.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns},
+			Data:       map[string]string{"mode": "fast"},
+		})).To(Succeed())
+		pod := fakePod(ns, "mounted",
+			env("SECRETS_DIR", "/var/run/secrets/app"),
+			env("API_KEY_FILE", "/var/run/secrets/app/api-key"),
+			env("HEADERS_DIR", "/etc/headers"),
+			env("ELSEWHERE", "/var/run/secrets/application"))
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532)}
+		pod.Spec.Volumes = []corev1.Volume{
+			{Name: "app", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				DefaultMode: ptr.To[int32](0o400),
+				Sources: []corev1.VolumeProjection{
+					{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "keys"},
+						Items: []corev1.KeyToPath{{Key: "api", Path: "api-key"}}}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"},
+						Items: []corev1.KeyToPath{{Key: "mode", Path: "conf/mode", Mode: ptr.To[int32](0o440)}}}},
+				},
+			}}},
+			{Name: "headers", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "headers"}}},
+			{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		}
+		c := &pod.Spec.Containers[0]
+		c.VolumeMounts = []corev1.VolumeMount{
+			{Name: "app", MountPath: "/var/run/secrets/app", ReadOnly: true},
+			{Name: "headers", MountPath: "/etc/headers", ReadOnly: true},
+			{Name: "scratch", MountPath: "/scratch"},
+		}
+		c.Args = []string{"/var/run/secrets/app/conf/mode", "--key-file=/var/run/secrets/app/api-key", "/scratch/x"}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod = waitReady(ctx, client.ObjectKeyFromObject(pod))
+		podDir, err := os.Readlink(fmt.Sprintf("%s/pods/%s_%s_%s", stateDir, ns, pod.Name, pod.UID))
+		Expect(err).NotTo(HaveOccurred())
+		app, headers := podDir+"/volumes/app", podDir+"/volumes/headers"
+
+		By("rewriting the in-container paths under a mount, and only those, in the environment and the arguments")
+		var got map[string]string
+		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
+		Expect(got).To(HaveKeyWithValue("SECRETS_DIR", app))
+		Expect(got).To(HaveKeyWithValue("API_KEY_FILE", app+"/api-key"))
+		Expect(got).To(HaveKeyWithValue("HEADERS_DIR", headers))
+		Expect(got).To(HaveKeyWithValue("ELSEWHERE", "/var/run/secrets/application"))
+		var args []string
+		Expect(getJSON(podURL(pod, "/args"), &args)).To(Succeed())
+		Expect(args).To(Equal([]string{app + "/conf/mode", "--key-file=" + app + "/api-key", "/scratch/x"}), "emptyDir is not materialised")
+
+		By("writing the items asked for with their modes, and every key of a whole Secret with the default 0644")
+		uid := "65532"
+		if os.Geteuid() != 0 {
+			uid = strconv.Itoa(os.Getuid())
+		}
+		for path, mode := range map[string]os.FileMode{
+			app + "/api-key": 0o400, app + "/conf/mode": 0o440, headers + "/X-One": 0o644, headers + "/X-Two": 0o644,
+		} {
+			fi, err := os.Stat(path)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(fi.Mode().Perm()).To(Equal(mode), path)
+			Expect(strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))).To(Equal(uid), path)
+		}
+		entries, err := os.ReadDir(app)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(entries).To(HaveLen(2), "api-key and conf, not the Secret's other key")
+
+		By("letting the pod's user read its 0400 file")
+		resp, err := podHTTP.Get(podURL(pod, "/file?path="+app+"/api-key"))
+		Expect(err).NotTo(HaveOccurred())
+		body, err := io.ReadAll(resp.Body)
+		Expect(resp.Body.Close()).To(Succeed())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
+		Expect(string(body)).To(Equal("sk-file"))
+	})
+
+	It("waits ContainerCreating for a volume's missing Secret and starts once it exists", func(ctx SpecContext) {
+		ns := newNamespace(ctx)
+		pod := fakePod(ns, "mount-later", env("TOKEN_FILE", "/secrets/token"))
+		pod.Spec.Volumes = []corev1.Volume{{Name: "secrets", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: "later", Items: []corev1.KeyToPath{{Key: "token", Path: "token"}}}}}}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secrets", MountPath: "/secrets"}}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		key := client.ObjectKeyFromObject(pod)
+		Eventually(func(g Gomega) {
+			pod := getPod(ctx, key)
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodPending))
+			g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
+			g.Expect(pod.Status.ContainerStatuses[0].State.Waiting).To(Equal(&corev1.ContainerStateWaiting{
+				Reason: "ContainerCreating", Message: `MountVolume.SetUp failed for volume "secrets" : secret "later" not found`,
+			}))
+		}).Should(Succeed())
+		_, running := kubelet.PID(key)
+		Expect(running).To(BeFalse())
+
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
+			Data:       map[string][]byte{"token": []byte("at last")},
+		})).To(Succeed())
+		pod = waitReady(ctx, key)
+		var got map[string]string
+		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
+		content, err := os.ReadFile(got["TOKEN_FILE"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(content)).To(Equal("at last"))
 	})
 
 	It("reports the pod Ready only once its readiness probe passes", func(ctx SpecContext) {

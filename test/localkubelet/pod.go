@@ -289,11 +289,32 @@ func (ps *podState) start(ctx context.Context, cs *containerState) time.Duration
 		ps.setWaiting(cs, reasonConfigError, err.Error(), false)
 		return 0
 	}
+	mounts, err := ps.mountVolumes(ctx, &cs.spec, cred)
+	if err != nil {
+		log.Info("cannot mount the container's volumes", "err", err.Error())
+		var retry time.Duration
+		if errors.As(err, new(errMount)) {
+			ps.mu.Lock()
+			cs.configBackoff = nextBackoff(cs.configBackoff)
+			retry = cs.configBackoff
+			ps.mu.Unlock()
+		}
+		ps.setWaiting(cs, reasonCreating, err.Error(), retry > 0)
+		return retry
+	}
+	// In-container paths under a volume's mount name the pod directory's
+	// copy, in the environment and the arguments alike.
+	for name, v := range vars {
+		vars[name] = rewritePath(v, mounts)
+	}
 	argv, err := k.argv(&cs.spec, img, vars)
 	if err != nil {
 		log.Info("cannot create container", "err", err.Error())
 		ps.setWaiting(cs, reasonCreateError, err.Error(), false)
 		return 0
+	}
+	for i := 1; i < len(argv); i++ {
+		argv[i] = rewriteArg(argv[i], mounts)
 	}
 	procEnv := ps.processEnv(img, vars)
 
@@ -555,12 +576,12 @@ func (ps *podState) setReady(cs *containerState, p *process, ready bool) {
 }
 
 // waitingForConfig reports whether a container waits for a Secret or
-// ConfigMap.
+// ConfigMap, for its environment or its volumes.
 func (ps *podState) waitingForConfig() bool {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for _, cs := range ps.containers {
-		if cs.pending && cs.waiting != nil && cs.waiting.Reason == reasonConfigError {
+		if cs.pending && cs.configBackoff > 0 {
 			return true
 		}
 	}

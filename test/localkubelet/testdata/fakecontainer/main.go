@@ -20,6 +20,8 @@ limitations under the License.
 //   - /healthz answers 503 until $READY_AFTER (a duration) passed, then 200;
 //   - /env answers its environment as a JSON object;
 //   - /args answers its arguments as a JSON array;
+//   - /file?path=P answers the content of file P as the process reads it
+//     (403 when it may not);
 //   - /exit?code=N answers, then exits with code N.
 //
 // With $EXIT_CODE set it prints a few lines and exits with that code at once.
@@ -29,7 +31,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -80,6 +84,17 @@ func main() {
 	})
 	mux.HandleFunc("/args", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, os.Args[1:])
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		b, err := os.ReadFile(r.URL.Query().Get("path"))
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			http.Error(w, err.Error(), http.StatusForbidden)
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusNotFound)
+		default:
+			_, _ = w.Write(b)
+		}
 	})
 	mux.HandleFunc("/exit", func(w http.ResponseWriter, r *http.Request) {
 		code, err := strconv.Atoi(r.URL.Query().Get("code"))

@@ -466,6 +466,16 @@ func crossFieldIssues(doc any) []Issue {
 					add("browser.launchOptions.preserveUserDataDir", "requires userDataDir")
 				}
 			}
+			// The headers go with the browser to attach to (the CRD's
+			// cdpHeadersSecretRef requires cdpUrlSecretRef); without one
+			// they would make the session's create fail.
+			if h, _ := lo["cdpHeaders"].(map[string]any); len(h) > 0 {
+				_, top := browser["cdpUrl"]
+				_, inner := lo["cdpUrl"]
+				if !top && !inner {
+					add("browser.launchOptions.cdpHeaders", "requires cdpUrl")
+				}
+			}
 		}
 	}
 

@@ -116,6 +116,8 @@ func TestDecodeStartIssues(t *testing.T) {
 			[]Issue{{"cloudSessionCreateParams", "requires browser.type cloud or no browser"}}},
 		{"cdpUrl scheme", `{"modelName":"openai/gpt-4o","browser":{"type":"local","cdpUrl":"localhost:9222"}}`,
 			[]Issue{{"browser.cdpUrl", "must be a ws://, wss://, http:// or https:// URL"}}},
+		{"cdpHeaders without a cdpUrl", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"cdpHeaders":{"Authorization":"Bearer x"}}}}`,
+			[]Issue{{"browser.launchOptions.cdpHeaders", "requires cdpUrl"}}},
 		{"preserveUserDataDir without userDataDir", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"preserveUserDataDir":true}}}`,
 			[]Issue{{"browser.launchOptions.preserveUserDataDir", "requires userDataDir"}}},
 		{"ignoreDefaultArgs wrong item type", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"ignoreDefaultArgs":["--a",1]}}}`,

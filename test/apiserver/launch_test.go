@@ -57,6 +57,7 @@ var _ = Describe("launch options", func() {
 			Expect(issues).To(HaveLen(1), "%s", r.Raw)
 			Expect(issues[0]).To(HaveKeyWithValue("path", path))
 			Expect(issues[0]).To(HaveKeyWithValue("message", ContainSubstring(message)))
+			Expect(string(r.Raw)).NotTo(ContainSubstring("hunter2"), "the reply quotes a password")
 			nothingCreated(ctx)
 		},
 		Entry("the issue's command execution", commandExecution,
@@ -70,6 +71,12 @@ var _ = Describe("launch options", func() {
 		Entry("an absolute userDataDir",
 			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"userDataDir":"/etc"}}}`,
 			"browser.launchOptions.userDataDir", "must be a directory name, not a path"),
+		Entry("a launch proxy server with user info",
+			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"proxy":{"server":"http://me:hunter2@127.0.0.1:3128"}}}}`,
+			"browser.launchOptions.proxy.server", "must not carry credentials"),
+		Entry("an external proxy server with user info",
+			`{"modelName":"openai/x","cloudSessionCreateParams":{"proxies":[{"type":"cloud"},{"type":"external","server":"me:hunter2@127.0.0.1:3128"}]}}`,
+			"cloudSessionCreateParams.proxies[1].server", "must not carry credentials"),
 		Entry("a downloadsPath that climbs",
 			`{"modelName":"openai/x","browser":{"type":"local","launchOptions":{"downloadsPath":".."}}}`,
 			"browser.launchOptions.downloadsPath", "must be a directory name, not a path"),

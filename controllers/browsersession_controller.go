@@ -75,7 +75,7 @@ func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
 	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
 	fs.DurationVar(&c.StartupTimeout, "session-startup-timeout", c.StartupTimeout, "how long after its creation a session may take to become ready; then it fails with its pod's reason and the pod is deleted")
-	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
+	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session or AgentTask waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
 }
 
 // BrowserSessionReconciler runs each BrowserSession as one runner pod and
@@ -212,7 +212,7 @@ func (r *BrowserSessionReconciler) startupDeadline(s *v1alpha1.BrowserSession) (
 // Secret watch brings it back), then fails naming the references. It
 // reports whether the session may not start yet.
 func (r *BrowserSessionReconciler) checkSecretRefs(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
-	refused, err := refusedSecretRefs(ctx, r.Client, s)
+	refused, err := refusedSecretRefs(ctx, r.Client, s, sessionSecretRefs(&s.Spec))
 	if err != nil || len(refused) == 0 {
 		return false, err
 	}

@@ -27,6 +27,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -92,6 +93,33 @@ func endSession(ctx context.Context, key types.NamespacedName) {
 	Expect(k8sClient.Patch(ctx, &v1alpha1.BrowserSession{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}, patch)).To(Succeed())
 }
 
+// podVolume is the pod's volume of that name.
+func podVolume(pod *corev1.Pod, name string) corev1.Volume {
+	GinkgoHelper()
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == name {
+			return v
+		}
+	}
+	Fail(fmt.Sprintf("pod %s has no volume %s", pod.Name, name))
+	return corev1.Volume{}
+}
+
+// projectedFiles maps each file of a projected volume to the Secret and key
+// it comes from, as secret/key.
+func projectedFiles(v corev1.Volume) map[string]string {
+	GinkgoHelper()
+	Expect(v.Projected).NotTo(BeNil(), "volume %s is projected", v.Name)
+	files := map[string]string{}
+	for _, src := range v.Projected.Sources {
+		Expect(src.Secret).NotTo(BeNil(), "volume %s projects Secrets only", v.Name)
+		for _, item := range src.Secret.Items {
+			files[item.Path] = src.Secret.Name + "/" + item.Key
+		}
+	}
+	return files
+}
+
 func podGone(ctx context.Context, key types.NamespacedName) func() bool {
 	return func() bool {
 		return apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{}))
@@ -104,7 +132,8 @@ var _ = Describe("BrowserSession", func() {
 
 	It("runs a hardened runner pod with a random token, owned by the session", func(ctx SpecContext) {
 		sessionSecret(ctx, ns, "model-keys", v1alpha1.SessionSecretAny)
-		s := wrappers.MakeBrowserSession("hardened", ns).ModelAPIKey("model-keys", "openai").Obj()
+		s := wrappers.MakeBrowserSession("hardened", ns).ModelAPIKey("model-keys", "openai").
+			UserMetadata(map[string]apiextensionsv1.JSON{"note": {Raw: []byte(`"a note for the client"`)}}).Obj()
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		key := client.ObjectKeyFromObject(s)
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
@@ -160,19 +189,38 @@ var _ = Describe("BrowserSession", func() {
 		Expect(c.ReadinessProbe.HTTPGet.Port.StrVal).To(Equal(rpc.PortName))
 		Expect(c.Ports).To(ConsistOf(corev1.ContainerPort{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}))
 
-		By("handing the runner its token and the model key by reference, never by value")
+		By("handing the runner its token and the model key as files, mode 0400, on a read-only Secret volume")
+		Expect(pod.Spec.SecurityContext.FSGroup).To(Equal(pod.Spec.SecurityContext.RunAsUser), "secret files are group-readable by the runner's own group only")
+		vol := podVolume(pod, "secrets")
+		Expect(vol.Projected).NotTo(BeNil())
+		Expect(vol.Projected.DefaultMode).To(HaveValue(Equal(int32(0o400))))
+		Expect(projectedFiles(vol)).To(Equal(map[string]string{
+			rpc.FileToken:       secret.Name + "/" + rpc.TokenSecretKey,
+			rpc.FileModelAPIKey: "model-keys/openai",
+		}))
+		Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "secrets", MountPath: rpc.SecretsDir, ReadOnly: true}))
+
+		By("putting no secret in its environment, which tini keeps readable for the pod's life")
+		Expect(c.EnvFrom).To(BeEmpty())
 		env := map[string]corev1.EnvVar{}
 		for _, e := range c.Env {
 			env[e.Name] = e
+			if e.ValueFrom != nil {
+				Expect(e.ValueFrom.SecretKeyRef).To(BeNil(), "variable %s comes from a Secret", e.Name)
+			}
+			Expect(e.Value).NotTo(ContainSubstring(string(secret.Data[rpc.TokenSecretKey])))
+			Expect(e.Value).NotTo(ContainSubstring("sk-test"))
 		}
-		Expect(env[rpc.EnvToken].Value).To(BeEmpty())
-		Expect(env[rpc.EnvToken].ValueFrom.SecretKeyRef.Name).To(Equal(secret.Name))
-		Expect(env[rpc.EnvModelAPIKey].ValueFrom.SecretKeyRef.Name).To(Equal("model-keys"))
-		Expect(env[rpc.EnvModelAPIKey].ValueFrom.SecretKeyRef.Key).To(Equal("openai"))
+		Expect(env[rpc.EnvSecretsDir].Value).To(Equal(rpc.SecretsDir))
+
+		By("giving the runner the session's spec without its userMetadata")
 		var spec v1alpha1.BrowserSessionSpec
 		Expect(json.Unmarshal([]byte(env[rpc.EnvSession].Value), &spec)).To(Succeed())
-		Expect(cmp.Diff(s.Spec, spec)).To(BeEmpty(), "the runner gets the session's spec")
-		Expect(env[rpc.EnvSession].Value).NotTo(ContainSubstring(string(secret.Data[rpc.TokenSecretKey])))
+		Expect(s.Spec.CloudSessionCreateParams.UserMetadata).To(HaveKey("note"))
+		want := s.Spec.DeepCopy()
+		want.CloudSessionCreateParams.UserMetadata = nil
+		Expect(cmp.Diff(*want, spec)).To(BeEmpty(), "the runner gets the session's spec")
+		Expect(env[rpc.EnvSession].Value).NotTo(ContainSubstring("a note for the client"))
 	})
 
 	It("fails, before creating anything, when its executablePath is not one the operator allows", func(ctx SpecContext) {
@@ -376,36 +424,48 @@ var _ = Describe("BrowserSession", func() {
 		Expect(podGone(ctx, key)()).To(BeTrue())
 	})
 
-	It("hands every referenced secret to the runner by reference", func(ctx SpecContext) {
+	It("hands every referenced secret to the runner as a file, and the model's header Secret as a directory", func(ctx SpecContext) {
 		sessionSecret(ctx, ns, "model-keys", v1alpha1.SessionSecretAny)
 		sessionSecret(ctx, ns, "model-headers", "secrets")
 		sessionSecret(ctx, ns, "proxy", "secrets")
+		sessionSecret(ctx, ns, "attach", "secrets")
 		s := wrappers.MakeBrowserSession("secrets", ns).
 			ModelAPIKey("model-keys", "anthropic").
 			ModelHeadersSecret("model-headers").
-			Local(&v1alpha1.LaunchOptions{Proxy: &v1alpha1.LaunchProxy{
-				Server: "http://proxy:3128", Username: "u",
-				PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "proxy", Key: "password"},
-			}}).Obj()
+			Browser(&v1alpha1.BrowserConfig{
+				Type:            v1alpha1.BrowserTypeLocal,
+				CDPURLSecretRef: &v1alpha1.SecretKeyReference{Name: "attach", Key: "url"},
+				LaunchOptions: &v1alpha1.LaunchOptions{
+					CDPHeadersSecretRef: &v1alpha1.SecretKeyReference{Name: "attach", Key: "headers"},
+					Proxy: &v1alpha1.LaunchProxy{
+						Server: "http://proxy:3128", Username: "u",
+						PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "proxy", Key: "password"},
+					},
+				},
+			}).Obj()
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		pod := &corev1.Pod{}
 		Eventually(func() error { return k8sClient.Get(ctx, podKey(client.ObjectKeyFromObject(s)), pod) }).Should(Succeed())
 		c := pod.Spec.Containers[0]
-		refs := map[string]string{}
+		Expect(projectedFiles(podVolume(pod, "secrets"))).To(Equal(map[string]string{
+			rpc.FileToken:               "secrets-runner-token/token",
+			rpc.FileModelAPIKey:         "model-keys/anthropic",
+			rpc.FileCDPURL:              "attach/url",
+			rpc.FileCDPHeaders:          "attach/headers",
+			rpc.FileLaunchProxyPassword: "proxy/password",
+		}))
+		headers := podVolume(pod, "model-headers")
+		Expect(headers.Secret).NotTo(BeNil())
+		Expect(headers.Secret.SecretName).To(Equal("model-headers"))
+		Expect(headers.Secret.DefaultMode).To(HaveValue(Equal(int32(0o400))))
+		Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "model-headers", MountPath: rpc.ModelHeadersDir, ReadOnly: true}))
+		env := map[string]string{}
 		for _, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-				refs[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
-			}
+			Expect(e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil).To(BeTrue(), "variable %s comes from a Secret", e.Name)
+			env[e.Name] = e.Value
 		}
-		Expect(refs).To(Equal(map[string]string{
-			rpc.EnvToken:               "secrets-runner-token/token",
-			rpc.EnvModelAPIKey:         "model-keys/anthropic",
-			rpc.EnvLaunchProxyPassword: "proxy/password",
-		}))
-		Expect(c.EnvFrom).To(ConsistOf(corev1.EnvFromSource{
-			Prefix:    rpc.EnvModelHeaderPrefix,
-			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "model-headers"}},
-		}))
+		Expect(c.EnvFrom).To(BeEmpty())
+		Expect(env).To(HaveKeyWithValue(rpc.EnvModelHeadersDir, rpc.ModelHeadersDir))
 	})
 
 	It("refuses to change a running session's browser or model", func(ctx SpecContext) {
@@ -467,6 +527,15 @@ var _ = Describe("BrowserSession secret references", func() {
 		s := wrappers.MakeBrowserSession("reborn", ns).ModelAPIKey("old-keys", "openai").Obj()
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())
 		failedFor(ctx, s, "spec.model.apiKeySecretRef", "old-keys")
+	})
+
+	It("refuses an unlabelled Secret for the browser to attach to, and for its headers", func(ctx SpecContext) {
+		sessionSecret(ctx, ns, "cdp", "")
+		s := wrappers.MakeBrowserSession("attacher", ns).Attach("cdp", "url", "headers").Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		failedFor(ctx, s, "spec.browser.cdpUrlSecretRef", "cdp")
+		Expect(session(ctx, client.ObjectKeyFromObject(s))(Default).Status.Message).To(
+			ContainSubstring(`spec.browser.launchOptions.cdpHeadersSecretRef: Secret "cdp" does not exist`))
 	})
 
 	It("starts once a Secret it waits for opts in", func(ctx SpecContext) {

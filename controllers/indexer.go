@@ -33,6 +33,9 @@ const (
 	// IndexBrowserSessionSecret indexes BrowserSessions by the names of the
 	// Secrets they reference.
 	IndexBrowserSessionSecret = "browserfleet.io/secret-refs"
+	// IndexAgentTaskSecret indexes AgentTasks by the names of the Secrets
+	// they reference.
+	IndexAgentTaskSecret = "browserfleet.io/task-secret-refs"
 )
 
 // SetupIndexes registers the field indexes with the manager's cache.
@@ -44,10 +47,16 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return fmt.Errorf("indexing %s: %w", IndexAgentTaskSession, err)
 	}
 	err = indexer.IndexField(ctx, &v1alpha1.BrowserSession{}, IndexBrowserSessionSecret, func(o client.Object) []string {
-		return sessionSecretNames(&o.(*v1alpha1.BrowserSession).Spec)
+		return secretNames(sessionSecretRefs(&o.(*v1alpha1.BrowserSession).Spec))
 	})
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", IndexBrowserSessionSecret, err)
+	}
+	err = indexer.IndexField(ctx, &v1alpha1.AgentTask{}, IndexAgentTaskSecret, func(o client.Object) []string {
+		return secretNames(taskSecretRefs(&o.(*v1alpha1.AgentTask).Spec))
+	})
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", IndexAgentTaskSecret, err)
 	}
 	return nil
 }

@@ -291,9 +291,21 @@ func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha
 	return out
 }
 
+// Volumes of the runner pod that carry its secrets (runner/rpc's contract).
+const (
+	secretsVolume      = "secrets"
+	modelHeadersVolume = "model-headers"
+)
+
+// secretFileMode is the mode of the runner's secret files: the kubelet adds
+// group read for the pod's fsGroup, which is the runner's own group.
+const secretFileMode int32 = 0o400
+
 // constructRunnerPod builds a session's runner pod. The pod runs untrusted
 // web content, so it gets no API credentials, no privileges and no writable
-// root filesystem. The owner reference is set by the caller.
+// root filesystem. Its environment holds no secret: the token and every
+// secret the session references are files on read-only, memory-backed
+// volumes (see secretVolumes). The owner reference is set by the caller.
 func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*corev1.Pod, error) {
 	spec, err := json.Marshal(effectiveSpec(&session.Spec, cfg))
 	if err != nil {
@@ -304,19 +316,12 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 		{Name: rpc.EnvNamespace, Value: session.Namespace},
 		{Name: rpc.EnvSession, Value: string(spec)},
 		{Name: rpc.EnvPodIP, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
-		secretEnv(rpc.EnvToken, &v1alpha1.SecretKeyReference{Name: RunnerTokenSecretName(session.Name), Key: rpc.TokenSecretKey}),
 		// Chromium writes its profile and caches under $HOME; the root
 		// filesystem is read-only.
 		{Name: "HOME", Value: "/tmp"},
 	}
-	env = append(env, sessionSecretEnv(&session.Spec)...)
-	var envFrom []corev1.EnvFromSource
-	if ref := session.Spec.Model.HeadersSecretRef; ref != nil {
-		envFrom = append(envFrom, corev1.EnvFromSource{
-			Prefix:    rpc.EnvModelHeaderPrefix,
-			SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}},
-		})
-	}
+	volumes, mounts, dirEnv := secretVolumes(session)
+	env = append(env, dirEnv...)
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -345,7 +350,6 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 				Command:         cfg.Command,
 				Args:            runnerArgs(cfg),
 				Env:             env,
-				EnvFrom:         envFrom,
 				Ports:           []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
 				Resources:       *cfg.Resources.DeepCopy(),
 				ReadinessProbe: &corev1.Probe{
@@ -364,15 +368,15 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 					SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},
-				VolumeMounts: []corev1.VolumeMount{
+				VolumeMounts: append([]corev1.VolumeMount{
 					{Name: "dshm", MountPath: "/dev/shm"},
 					{Name: "tmp", MountPath: "/tmp"},
-				},
+				}, mounts...),
 			}},
-			Volumes: []corev1.Volume{
+			Volumes: append([]corev1.Volume{
 				{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(cfg.ShmSize)}}},
 				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.TmpSize)}}},
-			},
+			}, volumes...),
 		},
 	}
 	if cfg.RuntimeClassName != "" {
@@ -410,42 +414,39 @@ func executableRefusal(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) stri
 	return fmt.Sprintf("spec.browser.launchOptions.executablePath %q is not a browser this installation allows (the manager's --runner-allowed-executable); no runner pod was created", path)
 }
 
-// sessionSecretEnv maps each secret the session references to the runner
-// environment variable that carries its value.
-func sessionSecretEnv(spec *v1alpha1.BrowserSessionSpec) []corev1.EnvVar {
-	var env []corev1.EnvVar
-	if ref := spec.Model.APIKeySecretRef; ref != nil {
-		env = append(env, secretEnv(rpc.EnvModelAPIKey, ref))
-	}
-	if auth := spec.Model.Auth; auth != nil && auth.CredentialsSecretRef != nil {
-		env = append(env, secretEnv(rpc.EnvModelCredentials, auth.CredentialsSecretRef))
-	}
-	if b := spec.Browser; b != nil {
-		if b.CDPURLSecretRef != nil {
-			env = append(env, secretEnv(rpc.EnvCDPURL, b.CDPURLSecretRef))
-		}
-		if lo := b.LaunchOptions; lo != nil {
-			if lo.CDPHeadersSecretRef != nil {
-				env = append(env, secretEnv(rpc.EnvCDPHeaders, lo.CDPHeadersSecretRef))
-			}
-			if lo.Proxy != nil && lo.Proxy.PasswordSecretRef != nil {
-				env = append(env, secretEnv(rpc.EnvLaunchProxyPassword, lo.Proxy.PasswordSecretRef))
-			}
+// secretVolumes hands the runner its secrets as files, as runner/rpc lays
+// them out: one projected volume at rpc.SecretsDir with the token and each
+// referenced Secret key under its fixed file name, and a Secret volume at
+// rpc.ModelHeadersDir for the model's header Secret (one file per header).
+// All are read-only, memory-backed (the kubelet keeps Secret volumes in
+// tmpfs) and mode 0400 under the pod's fsGroup. dirEnv names the
+// directories for the runner.
+func secretVolumes(session *v1alpha1.BrowserSession) (volumes []corev1.Volume, mounts []corev1.VolumeMount, dirEnv []corev1.EnvVar) {
+	sources := []corev1.VolumeProjection{secretProjection(RunnerTokenSecretName(session.Name), rpc.TokenSecretKey, rpc.FileToken)}
+	for _, ref := range sessionSecretRefs(&session.Spec) {
+		if ref.file != "" {
+			sources = append(sources, secretProjection(ref.name, ref.key, ref.file))
 		}
 	}
-	if c := spec.CloudSessionCreateParams; c != nil {
-		for i, p := range c.Proxies {
-			if p.PasswordSecretRef != nil {
-				env = append(env, secretEnv(fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, i), p.PasswordSecretRef))
-			}
-		}
+	volumes = append(volumes, corev1.Volume{Name: secretsVolume, VolumeSource: corev1.VolumeSource{
+		Projected: &corev1.ProjectedVolumeSource{Sources: sources, DefaultMode: ptr.To(secretFileMode)},
+	}})
+	mounts = append(mounts, corev1.VolumeMount{Name: secretsVolume, MountPath: rpc.SecretsDir, ReadOnly: true})
+	dirEnv = append(dirEnv, corev1.EnvVar{Name: rpc.EnvSecretsDir, Value: rpc.SecretsDir})
+
+	if ref := session.Spec.Model.HeadersSecretRef; ref != nil {
+		volumes = append(volumes, corev1.Volume{Name: modelHeadersVolume, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: ref.Name, DefaultMode: ptr.To(secretFileMode)},
+		}})
+		mounts = append(mounts, corev1.VolumeMount{Name: modelHeadersVolume, MountPath: rpc.ModelHeadersDir, ReadOnly: true})
+		dirEnv = append(dirEnv, corev1.EnvVar{Name: rpc.EnvModelHeadersDir, Value: rpc.ModelHeadersDir})
 	}
-	return env
+	return volumes, mounts, dirEnv
 }
 
-func secretEnv(name string, ref *v1alpha1.SecretKeyReference) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name},
-		Key:                  ref.Key,
-	}}}
+func secretProjection(name, key, file string) corev1.VolumeProjection {
+	return corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name},
+		Items:                []corev1.KeyToPath{{Key: key, Path: file}},
+	}}
 }

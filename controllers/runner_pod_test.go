@@ -155,32 +155,112 @@ func TestSetExpiry(t *testing.T) {
 	}
 }
 
-func TestSessionSecretEnv(t *testing.T) {
+func TestSecretVolumes(t *testing.T) {
 	ref := func(name, key string) *v1alpha1.SecretKeyReference {
 		return &v1alpha1.SecretKeyReference{Name: name, Key: key}
 	}
-	spec := &v1alpha1.BrowserSessionSpec{
-		Model: v1alpha1.ModelSpec{
-			Name:            "google/gemini-2.5-flash",
-			APIKeySecretRef: ref("keys", "google"),
-			Auth:            &v1alpha1.ModelAuth{CredentialsSecretRef: ref("sa", "credentials.json")},
+	token := RunnerTokenSecretName("s") + "/" + rpc.TokenSecretKey
+	type want struct {
+		// Files maps each file of the secrets volume to secret/key.
+		Files map[string]string
+		// Dirs maps each other volume's mount path to its Secret.
+		Dirs map[string]string
+		Env  map[string]string
+	}
+	cases := map[string]struct {
+		spec v1alpha1.BrowserSessionSpec
+		want want
+	}{
+		"the token only": {
+			want: want{
+				Files: map[string]string{rpc.FileToken: token},
+				Dirs:  map[string]string{},
+				Env:   map[string]string{rpc.EnvSecretsDir: rpc.SecretsDir},
+			},
 		},
-		CloudSessionCreateParams: &v1alpha1.CloudSessionCreateParams{Proxies: []v1alpha1.Proxy{
-			{Type: v1alpha1.ProxyTypeCloud},
-			{Type: v1alpha1.ProxyTypeExternal, Server: "http://p:1", PasswordSecretRef: ref("proxy", "pw")},
-		}},
+		"every reference": {
+			spec: v1alpha1.BrowserSessionSpec{
+				Model: v1alpha1.ModelSpec{
+					Name:             "google/gemini-2.5-flash",
+					APIKeySecretRef:  ref("keys", "google"),
+					HeadersSecretRef: &v1alpha1.SecretReference{Name: "model-headers"},
+					Auth:             &v1alpha1.ModelAuth{CredentialsSecretRef: ref("sa", "credentials.json")},
+				},
+				Browser: &v1alpha1.BrowserConfig{
+					Type:            v1alpha1.BrowserTypeLocal,
+					CDPURLSecretRef: ref("attach", "url"),
+					LaunchOptions: &v1alpha1.LaunchOptions{
+						CDPHeadersSecretRef: ref("attach", "headers"),
+						Proxy:               &v1alpha1.LaunchProxy{Server: "http://p:1", PasswordSecretRef: ref("proxy", "launch")},
+					},
+				},
+				CloudSessionCreateParams: &v1alpha1.CloudSessionCreateParams{Proxies: []v1alpha1.Proxy{
+					{Type: v1alpha1.ProxyTypeCloud},
+					{Type: v1alpha1.ProxyTypeExternal, Server: "http://p:1", PasswordSecretRef: ref("proxy", "pw")},
+				}},
+			},
+			want: want{
+				Files: map[string]string{
+					rpc.FileToken:               token,
+					rpc.FileModelAPIKey:         "keys/google",
+					rpc.FileModelCredentials:    "sa/credentials.json",
+					rpc.FileCDPURL:              "attach/url",
+					rpc.FileCDPHeaders:          "attach/headers",
+					rpc.FileLaunchProxyPassword: "proxy/launch",
+					"proxy-1-password":          "proxy/pw",
+				},
+				Dirs: map[string]string{
+					rpc.ModelHeadersDir: "model-headers",
+				},
+				Env: map[string]string{
+					rpc.EnvSecretsDir:      rpc.SecretsDir,
+					rpc.EnvModelHeadersDir: rpc.ModelHeadersDir,
+				},
+			},
+		},
 	}
-	got := map[string]string{}
-	for _, e := range sessionSecretEnv(spec) {
-		got[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
-	}
-	want := map[string]string{
-		rpc.EnvModelAPIKey:              "keys/google",
-		rpc.EnvModelCredentials:         "sa/credentials.json",
-		"BROWSERFLEET_PROXY_1_PASSWORD": "proxy/pw",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("secret env (-want +got):\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := wrappers.MakeBrowserSession("s", "ns").Obj()
+			s.Spec = tc.spec
+			volumes, mounts, env := secretVolumes(s)
+			got := want{Files: map[string]string{}, Dirs: map[string]string{}, Env: map[string]string{}}
+			byName := map[string]corev1.Volume{}
+			for _, v := range volumes {
+				byName[v.Name] = v
+				switch {
+				case v.Projected != nil:
+					if m := *v.Projected.DefaultMode; m != 0o400 {
+						t.Errorf("volume %s has mode %o, want 0400", v.Name, m)
+					}
+					for _, src := range v.Projected.Sources {
+						for _, item := range src.Secret.Items {
+							got.Files[item.Path] = src.Secret.Name + "/" + item.Key
+						}
+					}
+				case v.Secret != nil:
+					if m := *v.Secret.DefaultMode; m != 0o400 {
+						t.Errorf("volume %s has mode %o, want 0400", v.Name, m)
+					}
+				default:
+					t.Errorf("volume %s is neither a Secret nor a projected volume", v.Name)
+				}
+			}
+			for _, m := range mounts {
+				if !m.ReadOnly {
+					t.Errorf("mount %s is writable", m.MountPath)
+				}
+				if v := byName[m.Name]; v.Secret != nil {
+					got.Dirs[m.MountPath] = v.Secret.SecretName
+				}
+			}
+			for _, e := range env {
+				got.Env[e.Name] = e.Value
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("secret volumes (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

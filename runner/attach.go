@@ -98,7 +98,8 @@ func (b *Browser) attachRemote(ctx context.Context) error {
 func resolveBrowserEndpoint(ctx context.Context, client *http.Client, raw string, header http.Header) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("cdpUrl is not a URL: %w", err)
+		// url's errors quote the URL, which is a secret.
+		return nil, errors.New("cdpUrl is not a URL")
 	}
 	switch u.Scheme {
 	case "ws", "wss":

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ const (
 )
 
 // Config is everything a runner needs: the session it serves, the secrets
-// the manager put in its environment, and process-level settings from flags.
+// the manager mounted for it, and process-level settings from flags.
 type Config struct {
 	// SessionName is the BrowserSession's name, the session id. It labels
 	// every log line.
@@ -101,8 +102,8 @@ type Config struct {
 // temporary directory, which in a runner pod is its writable /tmp.
 func DefaultDataDir() string { return filepath.Join(os.TempDir(), "browserfleet") }
 
-// SessionSecrets are the secret values of a session, each from the
-// environment variable runner/rpc names for it.
+// SessionSecrets are the secret values of a session, each from the file
+// runner/rpc names for it.
 type SessionSecrets struct {
 	// ModelAPIKey is the value of spec.model.apiKeySecretRef.
 	ModelAPIKey Secret
@@ -119,17 +120,21 @@ type SessionSecrets struct {
 	// spec.cloudSessionCreateParams.proxies[i].passwordSecretRef, by i.
 	ProxyPasswords map[int]Secret
 	// CDPURL is the value of spec.browser.cdpUrlSecretRef: the browser to
-	// attach to.
+	// attach to. Its path and query often carry a token.
 	CDPURL Secret
 	// CDPHeaders are the headers of
-	// spec.browser.launchOptions.cdpHeadersSecretRef.
+	// spec.browser.launchOptions.cdpHeadersSecretRef: header name to value.
 	CDPHeaders map[string]Secret
 }
 
-// ConfigFromEnv reads the configuration the manager puts in the runner
-// container's environment (see runner/rpc and controllers/runner_pod.go).
-// environ is os.Environ()'s format. Process-level settings get their
-// defaults; flags may override them afterwards.
+// ConfigFromEnv reads the configuration the manager gives the runner
+// container (see runner/rpc and controllers/runner_pod.go): the session from
+// the environment, which holds no secret, and the secrets from the files of
+// the directories the environment names (rpc.EnvSecretsDir, else
+// rpc.SecretsDir; rpc.EnvModelHeadersDir). environ is
+// os.Environ()'s format. A secret file that is not there leaves its value
+// empty: only what the session references is mounted. Process-level
+// settings get their defaults; flags may override them afterwards.
 func ConfigFromEnv(environ []string) (*Config, error) {
 	env := map[string]string{}
 	for _, kv := range environ {
@@ -140,16 +145,10 @@ func ConfigFromEnv(environ []string) (*Config, error) {
 	cfg := &Config{
 		SessionName:     env[rpc.EnvSessionName],
 		Namespace:       env[rpc.EnvNamespace],
-		Token:           NewSecret(env[rpc.EnvToken]),
 		PodIP:           env[rpc.EnvPodIP],
 		ChromiumPath:    DefaultChromiumPath,
 		ShutdownTimeout: DefaultShutdownTimeout,
 		Egress:          egress.NewPolicy(egress.Config{}),
-		Secrets: SessionSecrets{
-			ModelAPIKey:         NewSecret(env[rpc.EnvModelAPIKey]),
-			ModelCredentials:    NewSecret(env[rpc.EnvModelCredentials]),
-			LaunchProxyPassword: NewSecret(env[rpc.EnvLaunchProxyPassword]),
-		},
 	}
 	spec, ok := env[rpc.EnvSession]
 	if !ok || strings.TrimSpace(spec) == "" {
@@ -159,44 +158,120 @@ func ConfigFromEnv(environ []string) (*Config, error) {
 	if err := json.Unmarshal([]byte(spec), &cfg.Spec); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", rpc.EnvSession, err)
 	}
-	cfg.Secrets.CDPURL = NewSecret(env[rpc.EnvCDPURL])
-	if raw, ok := env[rpc.EnvCDPHeaders]; ok {
-		var headers map[string]string
-		if err := json.Unmarshal([]byte(raw), &headers); err != nil {
-			// The value is secret: name the variable, not its content.
-			return nil, fmt.Errorf("%s is not a JSON object of header names to values", rpc.EnvCDPHeaders)
-		}
-		cfg.Secrets.CDPHeaders = map[string]Secret{}
-		for k, v := range headers {
-			cfg.Secrets.CDPHeaders[k] = NewSecret(v)
-		}
+	dir := env[rpc.EnvSecretsDir]
+	if dir == "" {
+		dir = rpc.SecretsDir
 	}
-	for k, v := range env {
-		if name, ok := strings.CutPrefix(k, rpc.EnvModelHeaderPrefix); ok && name != "" {
-			if cfg.Secrets.ModelHeaders == nil {
-				cfg.Secrets.ModelHeaders = map[string]Secret{}
-			}
-			cfg.Secrets.ModelHeaders[name] = NewSecret(v)
-		}
-	}
-	if c := cfg.Spec.CloudSessionCreateParams; c != nil {
-		for i := range c.Proxies {
-			if v, ok := env[fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, i)]; ok {
-				if cfg.Secrets.ProxyPasswords == nil {
-					cfg.Secrets.ProxyPasswords = map[int]Secret{}
-				}
-				cfg.Secrets.ProxyPasswords[i] = NewSecret(v)
-			}
-		}
+	if err := cfg.readSecrets(dir, env[rpc.EnvModelHeadersDir]); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+// readSecrets reads the token and the session's secrets from dir, and the
+// model's header Secret from its directory when named. No error quotes a
+// secret.
+func (c *Config) readSecrets(dir, modelHeadersDir string) error {
+	var errs []error
+	read := func(name string) Secret {
+		v, err := readSecretFile(filepath.Join(dir, name))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	c.Token = read(rpc.FileToken)
+	s := &c.Secrets
+	s.ModelAPIKey = read(rpc.FileModelAPIKey)
+	s.ModelCredentials = read(rpc.FileModelCredentials)
+	s.LaunchProxyPassword = read(rpc.FileLaunchProxyPassword)
+	s.CDPURL = read(rpc.FileCDPURL)
+	if p := c.Spec.CloudSessionCreateParams; p != nil {
+		for i := range p.Proxies {
+			if v := read(fmt.Sprintf(rpc.FileCloudProxyPasswordFormat, i)); !v.IsZero() {
+				if s.ProxyPasswords == nil {
+					s.ProxyPasswords = map[int]Secret{}
+				}
+				s.ProxyPasswords[i] = v
+			}
+		}
+	}
+	if h := read(rpc.FileCDPHeaders); !h.IsZero() {
+		var headers map[string]string
+		if err := json.Unmarshal([]byte(h.Reveal()), &headers); err != nil {
+			// json's errors may quote the value.
+			errs = append(errs, errors.New("browser.launchOptions.cdpHeadersSecretRef: the value is not a JSON object of header names to strings"))
+		}
+		for k, v := range headers {
+			if s.CDPHeaders == nil {
+				s.CDPHeaders = map[string]Secret{}
+			}
+			s.CDPHeaders[k] = NewSecret(v)
+		}
+	}
+	var err error
+	if s.ModelHeaders, err = readHeaderDir(modelHeadersDir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// readSecretFile reads one secret file; a file that is not there is an
+// empty secret. One trailing newline is dropped: `kubectl create secret
+// --from-file` keeps the one an editor adds, and no key, password or URL
+// ends with one.
+func readSecretFile(path string) (Secret, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Secret{}, nil
+	}
+	if err != nil {
+		// The error names the file, never its content.
+		return Secret{}, fmt.Errorf("reading secret file: %w", err)
+	}
+	v := strings.TrimSuffix(string(b), "\n")
+	return NewSecret(strings.TrimSuffix(v, "\r")), nil
+}
+
+// readHeaderDir reads a Secret volume whose every key is a header name. The
+// kubelet's bookkeeping entries (names starting with "..", which no Secret
+// key may) are skipped. An empty dir is no headers.
+func readHeaderDir(dir string) (map[string]Secret, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading secret headers: %w", err)
+	}
+	var out map[string]Secret
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, "..") {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		// Keys are symlinks into the kubelet's current data directory.
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		v, err := readSecretFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]Secret{}
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // Validate checks what the runner cannot serve without.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.Token.IsZero() {
-		errs = append(errs, fmt.Errorf("%s is not set: the runner refuses to serve without a token", rpc.EnvToken))
+		errs = append(errs, fmt.Errorf("the runner token (file %s) is missing or empty: the runner refuses to serve without one", rpc.FileToken))
 	}
 	if c.ChromiumPath == "" {
 		errs = append(errs, errors.New("the chromium path is empty"))

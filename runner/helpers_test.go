@@ -26,6 +26,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +124,30 @@ func testConfig(mutate func(*v1alpha1.BrowserSessionSpec)) *Config {
 		mutate(&cfg.Spec)
 	}
 	return cfg
+}
+
+// secretVolume writes files as the kubelet lays out a Secret volume: the
+// files, mode 0400, in a timestamped directory that ..data links to, and
+// each name a link through ..data. It returns the volume's directory.
+func secretVolume(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "..2026_11_23_09_00_00.000000001")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, value := range files {
+		if err := os.WriteFile(filepath.Join(data, name), []byte(value), 0o400); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Base(data), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // attachConfig is testConfig for a session attached to the browser at

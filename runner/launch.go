@@ -292,10 +292,11 @@ func (b *Browser) launch(ctx context.Context) error {
 }
 
 // blankRunnerEnv returns an empty assignment of each of the runner's own
-// variables (the token, model keys, proxy passwords are among them). chromedp
+// variables (the session's spec, where its secret files are). chromedp
 // appends these to the runner's environment and the last assignment wins,
-// so Chromium and every page it runs start without the runner's secrets: a
-// page must not be able to read them from /proc/<pid>/environ.
+// so Chromium and every page it runs start without them. The variables
+// hold no secret (the secrets are files, runner/rpc); this keeps what a
+// renderer can read from /proc/<pid>/environ to the bare minimum.
 func blankRunnerEnv(environ []string) []string {
 	var blank []string
 	for _, kv := range environ {

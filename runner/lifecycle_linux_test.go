@@ -251,19 +251,25 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The environment the manager gives a runner pod.
+	// The environment and the secret volumes the manager gives a runner
+	// pod.
+	secrets := secretVolume(t, map[string]string{
+		rpc.FileToken:               token,
+		rpc.FileLaunchProxyPassword: proxyPassword,
+		rpc.FileModelAPIKey:         modelKey,
+	})
+	headers := secretVolume(t, map[string]string{"X-Api-Key": modelKey})
 	t.Setenv(rpc.EnvSessionName, "secret-session")
 	t.Setenv(rpc.EnvSession, string(specJSON))
-	t.Setenv(rpc.EnvToken, token)
-	t.Setenv(rpc.EnvLaunchProxyPassword, proxyPassword)
-	t.Setenv(rpc.EnvModelAPIKey, modelKey)
-	t.Setenv(rpc.EnvModelHeaderPrefix+"X-Api-Key", modelKey)
+	t.Setenv(rpc.EnvSecretsDir, secrets)
+	t.Setenv(rpc.EnvModelHeadersDir, headers)
 	cfg, err := ConfigFromEnv(os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Egress, cfg.Resolver = loopbackEgress(), hostsResolver{}
 	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
+	want(t, "DefaultModel().Headers", cfg.DefaultModel().Headers["X-Api-Key"], modelKey)
 	cfg.DataDir = dataRoot
 
 	base, stop, result, logs := startRun(t, cfg, nil)
@@ -316,5 +322,5 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 		}
 	}
 	wantContains(t, "log", logs.String(), "the proxy refused the session's credentials", "session=secret-session")
-	wantContains(t, "chromium's environment", string(environ), rpc.EnvToken+"=\x00")
+	wantContains(t, "chromium's environment", string(environ), rpc.EnvSession+"=\x00", rpc.EnvSecretsDir+"=\x00")
 }

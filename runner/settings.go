@@ -24,10 +24,16 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
+
+// MaxCDPHeaders bounds the headers of a session's cdpHeadersSecretRef, as
+// the /v1 API bounds cdpHeaders.
+const MaxCDPHeaders = 32
 
 // DefaultConnectTimeout bounds attaching to a session's cdpUrl when
 // launchOptions.connectTimeoutMs is not set, as Playwright's connectOverCDP.
@@ -102,15 +108,10 @@ type flag struct {
 func newSettings(cfg *Config) (*settings, error) {
 	spec := &cfg.Spec
 	var lo *v1alpha1.LaunchOptions
-	var cdpURL string
+	var attach bool
 	if b := spec.Browser; b != nil {
 		lo = b.LaunchOptions
-		if b.CDPURLSecretRef != nil {
-			cdpURL = cfg.Secrets.CDPURL.Reveal()
-			if cdpURL == "" {
-				return nil, errors.New("spec.browser.cdpUrlSecretRef: the runner got no value for it")
-			}
-		}
+		attach = b.CDPURLSecretRef != nil
 	}
 	if lo == nil {
 		lo = &v1alpha1.LaunchOptions{}
@@ -188,23 +189,36 @@ func newSettings(cfg *Config) (*settings, error) {
 		s.userArgs = append(s.userArgs, f)
 	}
 
-	if cdpURL != "" {
+	if attach {
+		// The URL and the headers are secrets (files the manager mounts):
+		// no error quotes them.
+		cdpURL := cfg.Secrets.CDPURL.Reveal()
 		u, err := url.Parse(cdpURL)
 		switch {
+		case cdpURL == "":
+			errs = append(errs, fmt.Errorf("browser.cdpUrlSecretRef: the runner has no cdpUrl (file %s is missing or empty)", rpc.FileCDPURL))
 		case err != nil:
-			// The URL is secret: say what is wrong, not what it is.
 			errs = append(errs, errors.New("cdpUrl is not a URL"))
 		case u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https":
 			errs = append(errs, fmt.Errorf("cdpUrl scheme %q is not ws, wss, http or https", u.Scheme))
 		case u.Host == "":
 			errs = append(errs, errors.New("cdpUrl has no host"))
 		}
+		if n := len(cfg.Secrets.CDPHeaders); n > MaxCDPHeaders {
+			errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: %d headers, at most %d", n, MaxCDPHeaders))
+		}
 		var headers map[string]string
-		if len(cfg.Secrets.CDPHeaders) > 0 {
-			headers = make(map[string]string, len(cfg.Secrets.CDPHeaders))
-			for k, v := range cfg.Secrets.CDPHeaders {
-				headers[k] = v.Reveal()
+		for k, v := range cfg.Secrets.CDPHeaders {
+			// A header's name is no secret; its value is.
+			if !httpguts.ValidHeaderFieldName(k) {
+				errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: %q is not a header name", k))
+			} else if !httpguts.ValidHeaderFieldValue(v.Reveal()) {
+				errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: the value of header %s is not a valid header value", k))
 			}
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			headers[k] = v.Reveal()
 		}
 		s.attach = &attachSettings{url: cdpURL, headers: headers, connectTimeout: DefaultConnectTimeout}
 		if lo.ConnectTimeoutMs != nil && *lo.ConnectTimeoutMs > 0 {

@@ -50,15 +50,21 @@ func TestConfigFromEnv(t *testing.T) {
 		},
 	}
 	raw, _ := json.Marshal(spec)
+	// The secrets come as files, one trailing newline (an editor's, kept
+	// by kubectl create secret --from-file) dropped.
+	secrets := secretVolume(t, map[string]string{
+		rpc.FileToken:       "tok\n",
+		rpc.FileModelAPIKey: "sk-1",
+		fmt.Sprintf(rpc.FileCloudProxyPasswordFormat, 1): "proxy-pw",
+	})
+	headers := secretVolume(t, map[string]string{"X-Api-Key": "secret-header"})
 	env := []string{
 		rpc.EnvSessionName + "=abc",
 		rpc.EnvNamespace + "=team-a",
 		rpc.EnvSession + "=" + string(raw),
-		rpc.EnvToken + "=tok",
 		rpc.EnvPodIP + "=10.1.2.3",
-		rpc.EnvModelAPIKey + "=sk-1",
-		rpc.EnvModelHeaderPrefix + "X-Api-Key=secret-header",
-		fmt.Sprintf(rpc.EnvCloudProxyPasswordFormat, 1) + "=proxy-pw",
+		rpc.EnvSecretsDir + "=" + secrets,
+		rpc.EnvModelHeadersDir + "=" + headers,
 		"UNRELATED=1",
 	}
 	cfg, err := ConfigFromEnv(env)
@@ -99,19 +105,88 @@ func TestConfigFromEnv(t *testing.T) {
 	want(t, "flag address", cfg.Address(), "127.0.0.1:9999")
 
 	for name, env := range map[string][]string{
-		"no session":     {rpc.EnvToken + "=tok"},
-		"malformed spec": {rpc.EnvToken + "=tok", rpc.EnvSession + "={"},
+		"no session":     {rpc.EnvSecretsDir + "=" + secrets},
+		"malformed spec": {rpc.EnvSecretsDir + "=" + secrets, rpc.EnvSession + "={"},
 	} {
 		if _, err := ConfigFromEnv(env); err == nil {
 			t.Errorf("%s: ConfigFromEnv succeeded", name)
 		}
 	}
-	noToken, err := ConfigFromEnv([]string{rpc.EnvSession + "=" + string(raw)})
+	noToken, err := ConfigFromEnv([]string{rpc.EnvSession + "=" + string(raw), rpc.EnvSecretsDir + "=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := noToken.Validate(); err == nil || !strings.Contains(err.Error(), rpc.EnvToken) {
-		t.Errorf("Validate without a token = %v, want an error naming %s", err, rpc.EnvToken)
+	if err := noToken.Validate(); err == nil || !strings.Contains(err.Error(), "runner token (file "+rpc.FileToken+")") {
+		t.Errorf("Validate without a token = %v, want an error naming the file %s", err, rpc.FileToken)
+	}
+}
+
+// The browser to attach to and its headers come as files too; a headers
+// file that is no JSON object is refused without quoting it.
+func TestConfigFromEnvAttach(t *testing.T) {
+	spec := v1alpha1.BrowserSessionSpec{
+		Model: v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"},
+		Browser: &v1alpha1.BrowserConfig{
+			Type:            v1alpha1.BrowserTypeLocal,
+			CDPURLSecretRef: &v1alpha1.SecretKeyReference{Name: "cdp", Key: "url"},
+			LaunchOptions:   &v1alpha1.LaunchOptions{CDPHeadersSecretRef: &v1alpha1.SecretKeyReference{Name: "cdp", Key: "headers"}},
+		},
+	}
+	raw, _ := json.Marshal(spec)
+	const cdpURL = "wss://browser.example/devtools/browser/x?apiKey=cdp-secret-token"
+	tests := []struct {
+		name        string
+		headers     string
+		wantHeaders map[string]string
+		wantErr     string
+	}{
+		{name: "headers", headers: `{"Authorization":"Bearer hdr-secret","X-Trace":"1"}`,
+			wantHeaders: map[string]string{"Authorization": "Bearer hdr-secret", "X-Trace": "1"}},
+		{name: "not JSON", headers: `Authorization: Bearer hdr-secret`,
+			wantErr: "browser.launchOptions.cdpHeadersSecretRef: the value is not a JSON object of header names to strings"},
+		{name: "not an object of strings", headers: `{"Authorization":["Bearer hdr-secret"]}`,
+			wantErr: "browser.launchOptions.cdpHeadersSecretRef: the value is not a JSON object of header names to strings"},
+		{name: "a bad header name", headers: `{"Bad Name":"hdr-secret"}`,
+			wantErr: `browser.launchOptions.cdpHeadersSecretRef: "Bad Name" is not a header name`},
+		{name: "a bad header value", headers: `{"Authorization":"hdr-secret\r\nX-Injected: 1"}`,
+			wantErr: "browser.launchOptions.cdpHeadersSecretRef: the value of header Authorization is not a valid header value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			secrets := secretVolume(t, map[string]string{rpc.FileToken: "tok", rpc.FileCDPURL: cdpURL, rpc.FileCDPHeaders: tt.headers})
+			cfg, err := ConfigFromEnv([]string{rpc.EnvSession + "=" + string(raw), rpc.EnvSecretsDir + "=" + secrets})
+			if err == nil {
+				err = cfg.Validate()
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "hdr-secret") || strings.Contains(err.Error(), "cdp-secret-token") {
+					t.Errorf("the error quotes a secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := newSettings(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want(t, "attach url", s.attach.url, cdpURL)
+			if diff := cmp.Diff(tt.wantHeaders, s.attach.headers); diff != "" {
+				t.Errorf("headers (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// A session that attaches but has no URL file fails, naming the file.
+	cfg, err := ConfigFromEnv([]string{rpc.EnvSession + "=" + string(raw), rpc.EnvSecretsDir + "=" + secretVolume(t, map[string]string{rpc.FileToken: "tok"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "browser.cdpUrlSecretRef: the runner has no cdpUrl (file cdp-url is missing or empty)") {
+		t.Errorf("Validate without the cdpUrl file = %v", err)
 	}
 }
 
@@ -494,8 +569,8 @@ func TestSecretNeverPrints(t *testing.T) {
 func TestRedaction(t *testing.T) {
 	want(t, "redactURL", redactURL("wss://user:pw@browser.example:443/devtools/browser/x?token=abc"), "wss://browser.example:443")
 	want(t, "redactUserinfo", redactUserinfo("https://user:pw@site.example/a?b=c"), "https://site.example/a?b=c")
-	got := blankRunnerEnv([]string{"HOME=/tmp", rpc.EnvToken + "=tok", rpc.EnvModelHeaderPrefix + "Auth=x"})
-	if diff := cmp.Diff([]string{rpc.EnvToken + "=", rpc.EnvModelHeaderPrefix + "Auth="}, got); diff != "" {
+	got := blankRunnerEnv([]string{"HOME=/tmp", rpc.EnvSession + "={}", rpc.EnvSecretsDir + "=/s"})
+	if diff := cmp.Diff([]string{rpc.EnvSession + "=", rpc.EnvSecretsDir + "="}, got); diff != "" {
 		t.Errorf("blankRunnerEnv (-want +got):\n%s", diff)
 	}
 }

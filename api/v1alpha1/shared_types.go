@@ -22,7 +22,9 @@ import "regexp"
 // Secret values never appear in a browserfleet resource; they are always
 // referenced like this.
 type SecretKeyReference struct {
-	// name is the name of the Secret, in the same namespace.
+	// name is the name of the Secret, in the same namespace. The Secret
+	// must opt in: labelled browserfleet.io/session-secret with "true" or
+	// the name of the session or task that references it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
@@ -54,7 +56,9 @@ func ProxyServerHasUserInfo(server string) bool { return proxyServerUserInfo.Mat
 
 // SecretReference points at a whole Secret in the object's namespace.
 type SecretReference struct {
-	// name is the name of the Secret, in the same namespace.
+	// name is the name of the Secret, in the same namespace. The Secret
+	// must opt in: labelled browserfleet.io/session-secret with "true" or
+	// the name of the session or task that references it.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package rpc is the contract between the runner pod and the components that
 // start and call it: the port and paths it serves, the header that carries its
-// token, and the environment through which the manager configures it.
+// token, and the environment and secret files through which the manager
+// configures it.
 package rpc
 
 import (
@@ -55,12 +56,15 @@ const (
 	FlagEgressClusterCIDR = "egress-cluster-cidr"
 )
 
-// Environment of the runner container, set by the manager.
+// Environment of the runner container, set by the manager. It holds no
+// secret: tini, PID 1 of the container, keeps its environment for the pod's
+// life, readable at /proc/1/environ by anything running as the runner's
+// uid, Chromium's renderers included. Secrets are files (SecretsDir).
 const (
-	// EnvToken is the runner token every call must present.
-	EnvToken = "BROWSERFLEET_RUNNER_TOKEN"
-	// EnvSession is the session's spec (a BrowserSessionSpec) as JSON. It
-	// holds secret references, never secret values.
+	// EnvSession is the session's spec (a BrowserSessionSpec) as JSON,
+	// without cloudSessionCreateParams.userMetadata, which the runner does
+	// not use and which may be large. It holds secret references, never
+	// secret values.
 	EnvSession = "BROWSERFLEET_SESSION"
 	// EnvSessionName is the BrowserSession's name, the session id.
 	EnvSessionName = "BROWSERFLEET_SESSION_NAME"
@@ -69,24 +73,51 @@ const (
 	// EnvPodIP is the pod's IP, the address the runner listens on.
 	EnvPodIP = "BROWSERFLEET_POD_IP"
 
-	// EnvModelAPIKey holds the value of spec.model.apiKeySecretRef.
-	EnvModelAPIKey = "BROWSERFLEET_MODEL_API_KEY"
-	// EnvModelCredentials holds the value of spec.model.auth.credentialsSecretRef.
-	EnvModelCredentials = "BROWSERFLEET_MODEL_CREDENTIALS"
-	// EnvModelHeaderPrefix prefixes each key of spec.model.headersSecretRef.
-	EnvModelHeaderPrefix = "BROWSERFLEET_MODEL_HEADER_"
-	// EnvLaunchProxyPassword holds the value of
+	// EnvSecretsDir names the directory of the runner's secret files,
+	// SecretsDir in the container. The variable exists so that a stand-in
+	// kubelet that puts volumes elsewhere (test/localkubelet) can say
+	// where; the runner falls back to SecretsDir without it.
+	EnvSecretsDir = "BROWSERFLEET_SECRETS_DIR"
+	// EnvModelHeadersDir names ModelHeadersDir when the session has
+	// spec.model.headersSecretRef.
+	EnvModelHeadersDir = "BROWSERFLEET_MODEL_HEADERS_DIR"
+)
+
+// The runner's secrets, as files the manager mounts from Secrets: one
+// projected volume at SecretsDir with a fixed file name per secret value,
+// and a Secret volume at ModelHeadersDir for the model's header Secret,
+// each file a header. The volumes are memory-backed and read-only; their
+// files have mode 0400 (0440 with the pod's fsGroup, which is the runner's
+// group), so only the runner's uid reads them.
+const (
+	// SecretsDir is the projected volume of the runner's secret values.
+	SecretsDir = "/var/run/browserfleet/secrets"
+	// ModelHeadersDir holds spec.model.headersSecretRef: one file per
+	// header, named after it. It is a sibling of SecretsDir, not inside
+	// it: a container runtime cannot make a mount point inside a read-only
+	// volume.
+	ModelHeadersDir = "/var/run/browserfleet/model-headers"
+
+	// FileToken holds the runner token every call but HealthPath must
+	// present (the session's token Secret, key TokenSecretKey).
+	FileToken = "token"
+	// FileModelAPIKey holds the value of spec.model.apiKeySecretRef.
+	FileModelAPIKey = "model-api-key"
+	// FileModelCredentials holds the value of
+	// spec.model.auth.credentialsSecretRef.
+	FileModelCredentials = "model-credentials"
+	// FileLaunchProxyPassword holds the value of
 	// spec.browser.launchOptions.proxy.passwordSecretRef.
-	EnvLaunchProxyPassword = "BROWSERFLEET_LAUNCH_PROXY_PASSWORD"
-	// EnvCloudProxyPasswordFormat, formatted with the entry's index, holds
+	FileLaunchProxyPassword = "launch-proxy-password"
+	// FileCloudProxyPasswordFormat, formatted with the entry's index, holds
 	// the value of spec.cloudSessionCreateParams.proxies[i].passwordSecretRef.
-	EnvCloudProxyPasswordFormat = "BROWSERFLEET_PROXY_%d_PASSWORD"
-	// EnvCDPURL holds the value of spec.browser.cdpUrlSecretRef.
-	EnvCDPURL = "BROWSERFLEET_CDP_URL"
-	// EnvCDPHeaders holds the value of
-	// spec.browser.launchOptions.cdpHeadersSecretRef: a JSON object of
+	FileCloudProxyPasswordFormat = "proxy-%d-password"
+	// FileCDPURL holds the value of spec.browser.cdpUrlSecretRef.
+	FileCDPURL = "cdp-url"
+	// FileCDPHeaders holds the value of
+	// spec.browser.launchOptions.cdpHeadersSecretRef, a JSON object of
 	// header names to values.
-	EnvCDPHeaders = "BROWSERFLEET_CDP_HEADERS"
+	FileCDPHeaders = "cdp-headers"
 )
 
 // ParseCIDR reads a value of the egress flags: a CIDR ("10.0.0.0/8",

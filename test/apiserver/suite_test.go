@@ -70,6 +70,9 @@ var (
 	validator *serverv1.Validator
 	// pages serves the test pages that sessions browse.
 	pages *httptest.Server
+	// kubeletStateDir is the local kubelet's state directory: pods/ links
+	// each pod's directory.
+	kubeletStateDir string
 	// newAPIServer makes another API server over the same cache, for specs
 	// that stop theirs.
 	newAPIServer func() *server.Server
@@ -93,6 +96,7 @@ func TestAPIServer(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
+	kubeletStateDir = filepath.Join(dir, "kubelet")
 	runnerBin := framework.BuildRunner()
 	chromiumPath, err := chromium.Path()
 	Expect(err).NotTo(HaveOccurred())
@@ -113,7 +117,7 @@ var _ = BeforeSuite(func() {
 	// The kubelet's part: each runner pod becomes a runner process.
 	kl, err := localkubelet.New(localkubelet.Options{
 		Config:    cfg,
-		StateDir:  filepath.Join(dir, "kubelet"),
+		StateDir:  kubeletStateDir,
 		Images:    map[string]localkubelet.Image{runnerImage: {Entrypoint: []string{runnerBin, "--log-format=text", "--chromium=" + chromiumPath, "--crash-exit-delay=1s"}}},
 		LogOutput: GinkgoWriter,
 		Logger:    ctrl.Log.WithName("kubelet"),

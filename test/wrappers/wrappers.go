@@ -19,6 +19,7 @@ limitations under the License.
 package wrappers
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -63,6 +64,29 @@ func (w *BrowserSessionWrapper) ModelHeadersSecret(secret string) *BrowserSessio
 // Local makes the browser local with the given launch options.
 func (w *BrowserSessionWrapper) Local(opts *v1alpha1.LaunchOptions) *BrowserSessionWrapper {
 	w.Spec.Browser = &v1alpha1.BrowserConfig{Type: v1alpha1.BrowserTypeLocal, LaunchOptions: opts}
+	return w
+}
+
+// Attach makes the browser a local one attached to the DevTools URL in
+// key urlKey of Secret secret, with the headers (a JSON object) in its key
+// headersKey when not empty.
+func (w *BrowserSessionWrapper) Attach(secret, urlKey, headersKey string) *BrowserSessionWrapper {
+	w.Spec.Browser = &v1alpha1.BrowserConfig{
+		Type:            v1alpha1.BrowserTypeLocal,
+		CDPURLSecretRef: &v1alpha1.SecretKeyReference{Name: secret, Key: urlKey},
+	}
+	if headersKey != "" {
+		w.Spec.Browser.LaunchOptions = &v1alpha1.LaunchOptions{CDPHeadersSecretRef: &v1alpha1.SecretKeyReference{Name: secret, Key: headersKey}}
+	}
+	return w
+}
+
+// UserMetadata sets cloudSessionCreateParams.userMetadata.
+func (w *BrowserSessionWrapper) UserMetadata(m map[string]apiextensionsv1.JSON) *BrowserSessionWrapper {
+	if w.Spec.CloudSessionCreateParams == nil {
+		w.Spec.CloudSessionCreateParams = &v1alpha1.CloudSessionCreateParams{}
+	}
+	w.Spec.CloudSessionCreateParams.UserMetadata = m
 	return w
 }
 
@@ -119,6 +143,21 @@ func (w *AgentTaskWrapper) Obj() *v1alpha1.AgentTask { return &w.AgentTask }
 // Mode sets the agent's mode.
 func (w *AgentTaskWrapper) Mode(m v1alpha1.AgentMode) *AgentTaskWrapper {
 	w.Spec.AgentConfig.Mode = m
+	return w
+}
+
+// ModelAPIKey references the Secret key of the agent model's API key.
+func (w *AgentTaskWrapper) ModelAPIKey(secret, key string) *AgentTaskWrapper {
+	if w.Spec.AgentConfig.Model == nil {
+		w.Spec.AgentConfig.Model = &v1alpha1.ModelSpec{Name: DefaultModel}
+	}
+	w.Spec.AgentConfig.Model.APIKeySecretRef = &v1alpha1.SecretKeyReference{Name: secret, Key: key}
+	return w
+}
+
+// VariablesSecret references the Secret of the task's secret variables.
+func (w *AgentTaskWrapper) VariablesSecret(secret string) *AgentTaskWrapper {
+	w.Spec.ExecuteOptions.VariablesSecretRef = &v1alpha1.SecretReference{Name: secret}
 	return w
 }
 

@@ -55,6 +55,9 @@ type AgentTaskReconciler struct {
 	// exist yet, so that applying a task and its session together works in
 	// either order.
 	SessionWait time.Duration
+	// SecretWait is how long a task waits for the Secrets it references to
+	// exist and opt in (v1alpha1.LabelSessionSecret) before it fails.
+	SecretWait time.Duration
 }
 
 // +kubebuilder:rbac:groups=browserfleet.io,resources=agenttasks,verbs=get;list;watch;update;patch
@@ -85,11 +88,21 @@ func (r *AgentTaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		}
 	}
 
+	refused, err := refusedSecretRefs(ctx, r.Client, task, taskSecretRefs(&task.Spec))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
 	orig := task.DeepCopy()
 	var result ctrl.Result
-	if found {
+	switch {
+	case found && sessionSettlesTask(session):
 		r.settle(task, session)
-	} else {
+	case len(refused) > 0:
+		result = r.awaitSecrets(task, refused)
+	case found:
+		r.settle(task, session)
+	default:
 		result = r.awaitSession(task)
 	}
 	if err := r.writeStatus(ctx, orig, task); err != nil {
@@ -132,6 +145,32 @@ func (r *AgentTaskReconciler) awaitSession(task *v1alpha1.AgentTask) ctrl.Result
 	r.finish(task, v1alpha1.AgentTaskConditionFailed, v1alpha1.AgentTaskReasonSessionNotFound,
 		fmt.Sprintf("BrowserSession %q does not exist", name))
 	return ctrl.Result{}
+}
+
+// awaitSecrets keeps a task that references Secrets that have not opted in
+// to it (secretrefs.go) Pending for SecretWait after its creation, for a
+// Secret created or labelled just after it (the Secret watch brings it
+// back), then fails it naming the references.
+func (r *AgentTaskReconciler) awaitSecrets(task *v1alpha1.AgentTask, refused []string) ctrl.Result {
+	msg := refusalMessage(refused)
+	deadline := task.CreationTimestamp.Add(r.SecretWait)
+	if left := deadline.Sub(r.Clock.Now()); left > 0 {
+		task.Status.Phase = v1alpha1.AgentTaskPending
+		task.Status.Message = fmt.Sprintf("waiting until %s for %s", deadline.UTC().Format(time.RFC3339), msg)
+		return ctrl.Result{RequeueAfter: left}
+	}
+	r.finish(task, v1alpha1.AgentTaskConditionFailed, v1alpha1.AgentTaskReasonSecretNotAllowed, msg)
+	return ctrl.Result{}
+}
+
+// sessionSettlesTask says whether the session's state decides the task's
+// whatever the task's own Secrets: it failed or ended.
+func sessionSettlesTask(session *v1alpha1.BrowserSession) bool {
+	switch session.Status.Phase {
+	case v1alpha1.BrowserSessionFailed, v1alpha1.BrowserSessionEnding, v1alpha1.BrowserSessionEnded:
+		return true
+	}
+	return false
 }
 
 // settle decides the task's state from its session's.
@@ -213,19 +252,32 @@ func agentTaskOver(st *v1alpha1.AgentTaskStatus) bool {
 }
 
 // SetupWithManager registers the reconciler with a manager. A session's
-// changes reach the tasks that name it through IndexAgentTaskSession.
+// changes reach the tasks that name it through IndexAgentTaskSession, a
+// Secret's (metadata only) those that reference it through
+// IndexAgentTaskSecret.
 func (r *AgentTaskReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.AgentTask{}).
 		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.tasksOfSession)).
+		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.tasksOfSecret)).
 		Named("agenttask").
 		Complete(r)
 }
 
+func (r *AgentTaskReconciler) tasksOfSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.tasksMatching(ctx, o, IndexAgentTaskSecret)
+}
+
 func (r *AgentTaskReconciler) tasksOfSession(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.tasksMatching(ctx, o, IndexAgentTaskSession)
+}
+
+// tasksMatching are the unfinished tasks of o's namespace whose index
+// field holds o's name.
+func (r *AgentTaskReconciler) tasksMatching(ctx context.Context, o client.Object, index string) []reconcile.Request {
 	var tasks v1alpha1.AgentTaskList
-	if err := r.Client.List(ctx, &tasks, client.InNamespace(o.GetNamespace()), client.MatchingFields{IndexAgentTaskSession: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing tasks of session", "session", o.GetName())
+	if err := r.Client.List(ctx, &tasks, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the tasks of an object", "index", index, "name", o.GetName())
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(tasks.Items))

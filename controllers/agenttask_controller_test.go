@@ -115,6 +115,37 @@ var _ = Describe("AgentTask", func() {
 		Expect(task(ctx, key)(Default).Status.Conditions).To(HaveCondition(v1alpha1.AgentTaskConditionFailed, metav1.ConditionTrue, v1alpha1.AgentTaskReasonAgentUnavailable))
 	})
 
+	It("fails when it references a Secret that has not opted in, naming the reference, after waiting for it a while", func(ctx SpecContext) {
+		sessionSecret(ctx, ns, "signing-key", "")
+		sessionSecret(ctx, ns, "for-another", "another")
+		s := wrappers.MakeBrowserSession("host", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		t := wrappers.MakeAgentTask("thief", ns, s.Name).ModelAPIKey("for-another", "openai").VariablesSecret("signing-key").Obj()
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+		key := client.ObjectKeyFromObject(t)
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(HavePrefix("waiting until"))
+		Expect(taskPhase(ctx, key)(Default)).To(Equal(v1alpha1.AgentTaskPending))
+		Eventually(taskPhase(ctx, key), 3*secretWait).Should(Equal(v1alpha1.AgentTaskFailed))
+		t = task(ctx, key)(Default)
+		Expect(t.Status.Conditions).To(HaveCondition(v1alpha1.AgentTaskConditionFailed, metav1.ConditionTrue, v1alpha1.AgentTaskReasonSecretNotAllowed))
+		Expect(t.Status.Message).To(ContainSubstring(`spec.agentConfig.model.apiKeySecretRef: Secret "for-another" does not exist or is not labelled browserfleet.io/session-secret=true (or =thief)`))
+		Expect(t.Status.Message).To(ContainSubstring(`spec.executeOptions.variablesSecretRef: Secret "signing-key" does not exist`))
+	})
+
+	It("goes on once the Secret it waits for opts in", func(ctx SpecContext) {
+		secret := sessionSecret(ctx, ns, "vars", "")
+		s := wrappers.MakeBrowserSession("host", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		t := wrappers.MakeAgentTask("patient", ns, s.Name).VariablesSecret("vars").Obj()
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+		key := client.ObjectKeyFromObject(t)
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(ContainSubstring(`Secret "vars"`))
+		secret.Labels = map[string]string{v1alpha1.LabelSessionSecret: "patient"}
+		Expect(k8sClient.Update(ctx, secret)).To(Succeed())
+		Eventually(func(g Gomega) string { return task(ctx, key)(g).Status.Message }).Should(Equal(`waiting for BrowserSession "host" to be ready`))
+		Consistently(taskPhase(ctx, key), secretWait).Should(Equal(v1alpha1.AgentTaskPending))
+	})
+
 	It("refuses changes to its spec", func(ctx SpecContext) {
 		t := wrappers.MakeAgentTask("fixed", ns, "whatever").Obj()
 		Expect(k8sClient.Create(ctx, t)).To(Succeed())

@@ -95,6 +95,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Recorder:    mgr.GetEventRecorder("agenttask-controller"),
 		Clock:       clock.RealClock{},
 		SessionWait: opts.TaskSessionWait,
+		SecretWait:  opts.Sessions.SecretWait,
 	}
 	if err := tasks.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the AgentTask controller: %w", err)

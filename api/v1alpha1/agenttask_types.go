@@ -175,6 +175,11 @@ const (
 	AgentTaskReasonSessionFailed = "SessionFailed"
 	// AgentTaskReasonSessionEnded: the referenced session ended.
 	AgentTaskReasonSessionEnded = "SessionEnded"
+	// AgentTaskReasonSecretNotAllowed: the task references a Secret that
+	// does not exist or has not opted in to it (LabelSessionSecret). The
+	// task waits for it the manager's --session-secret-wait (Pending), then
+	// fails.
+	AgentTaskReasonSecretNotAllowed = "SecretNotAllowed"
 	// AgentTaskReasonAgentUnavailable: this release cannot run agents.
 	AgentTaskReasonAgentUnavailable = "AgentUnavailable"
 )

@@ -28,16 +28,17 @@ const (
 	LabelSession = "browserfleet.io/session"
 
 	// LabelSessionSecret opts a Secret in to being referenced by the
-	// BrowserSessions of its namespace: its value is SessionSecretAny, for
-	// every session of the namespace, or the name of the one session that
-	// may reference it. A session that references a Secret without it does
-	// not start (docs/sessions.md), so that the right to create sessions is
-	// not the right to send any Secret of the namespace to an endpoint of
-	// the session author's choosing. The manager caches the metadata of the
+	// BrowserSessions and AgentTasks of its namespace: its value is
+	// SessionSecretAny, for every session and task of the namespace, or the
+	// name of the one session or task that may reference it. A session or
+	// task that references a Secret without it does not start
+	// (docs/sessions.md), so that the right to create sessions is not the
+	// right to send any Secret of the namespace to an endpoint of the
+	// session author's choosing. The manager caches the metadata of the
 	// Secrets that carry it, nothing else of them.
 	LabelSessionSecret = "browserfleet.io/session-secret"
 	// SessionSecretAny is the LabelSessionSecret value that lets every
-	// session of the namespace reference the Secret.
+	// session and task of the namespace reference the Secret.
 	SessionSecretAny = "true"
 
 	// AnnotationClaimDeadline is set by the /v1 API on a session it creates:

@@ -14,19 +14,20 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package replay_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
-// TestRedactForHistory: what the history keeps of a call's parameters and
+// TestRedact: what the history keeps of a call's parameters and
 // result, never a typed text, a variable's value or a URL's secrets.
-func TestRedactForHistory(t *testing.T) {
+func TestRedact(t *testing.T) {
 	tests := []struct {
 		name string
 		in   any
@@ -61,7 +62,7 @@ func TestRedactForHistory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := redactForHistory(tt.in)
+			got, err := replay.Redact(tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}

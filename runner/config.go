@@ -96,6 +96,10 @@ type Config struct {
 	// AllowedExecutables are the browser binaries a session's
 	// launchOptions.executablePath may name, besides ChromiumPath.
 	AllowedExecutables []string
+	// TerminationMessagePath is the file Run leaves the summary of the
+	// session's history in when it stops (rpc.EnvTerminationMessagePath);
+	// empty: none.
+	TerminationMessagePath string
 }
 
 // DefaultDataDir is the data directory when none is configured: under the
@@ -143,12 +147,14 @@ func ConfigFromEnv(environ []string) (*Config, error) {
 		}
 	}
 	cfg := &Config{
-		SessionName:     env[rpc.EnvSessionName],
-		Namespace:       env[rpc.EnvNamespace],
-		PodIP:           env[rpc.EnvPodIP],
-		ChromiumPath:    DefaultChromiumPath,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		Egress:          egress.NewPolicy(egress.Config{}),
+		SessionName: env[rpc.EnvSessionName],
+		Namespace:   env[rpc.EnvNamespace],
+		PodIP:       env[rpc.EnvPodIP],
+		// The manager names the container's terminationMessagePath.
+		TerminationMessagePath: env[rpc.EnvTerminationMessagePath],
+		ChromiumPath:           DefaultChromiumPath,
+		ShutdownTimeout:        DefaultShutdownTimeout,
+		Egress:                 egress.NewPolicy(egress.Config{}),
 	}
 	spec, ok := env[rpc.EnvSession]
 	if !ok || strings.TrimSpace(spec) == "" {

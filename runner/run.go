@@ -47,10 +47,11 @@ var ErrBrowserCrashed = errors.New("the browser crashed")
 // starts the session's browser, then serves operations until ctx ends,
 // which is how SIGTERM arrives. It then refuses new calls, cancels those in
 // flight, closes the browser (gracefully within cfg.ShutdownTimeout, then by
-// killing its process group) and returns nil. It returns an error when the
+// killing its process group), writes the summary of its history to
+// cfg.TerminationMessagePath and returns nil. It returns an error when the
 // browser cannot start, when the server fails, and, with a CrashExitDelay,
 // after the browser crashed.
-func Run(ctx context.Context, cfg *Config, opts Options) error {
+func Run(ctx context.Context, cfg *Config, opts Options) (err error) {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -81,6 +82,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) error {
 		DOMSettleTimeout:    time.Duration(deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
 		MaxQueuedOperations: cfg.MaxQueuedOperations,
 	})
+	defer func() { writeSummary(cfg.TerminationMessagePath, srv.History(), err != nil, log) }()
 	httpSrv := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -32,6 +32,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -51,6 +52,10 @@ type ServerOptions struct {
 	// beyond it an operation answers SESSION_BUSY. 0 means
 	// DefaultMaxQueuedOperations.
 	MaxQueuedOperations int
+	// History records the operations the server serves; nil means a new
+	// one with the default bounds (replay.DefaultMaxCalls,
+	// replay.DefaultMaxBytes).
+	History *replay.History
 }
 
 // Server serves the runner RPC: /healthz, the operations under /v1 and the
@@ -60,6 +65,7 @@ type Server struct {
 	engine  Engine
 	settle  time.Duration
 	queue   fifo
+	history *replay.History
 	handler http.Handler
 	// cdpConns counts the open /cdp connections (maxCDPConnections).
 	cdpConns atomic.Int32
@@ -81,6 +87,7 @@ func NewServer(opts ServerOptions) *Server {
 		engine:   opts.Engine,
 		settle:   opts.DOMSettleTimeout,
 		queue:    fifo{limit: opts.MaxQueuedOperations},
+		history:  opts.History,
 		inflight: map[*int]context.CancelCauseFunc{},
 		cdpLog:   rate.NewLimiter(rate.Every(time.Minute/cdpLogPerMinute), cdpLogPerMinute),
 	}
@@ -89,6 +96,9 @@ func NewServer(opts ServerOptions) *Server {
 	}
 	if s.engine == nil {
 		s.engine = NewAutomation(nil, s.log)
+	}
+	if s.history == nil {
+		s.history = replay.NewHistory(0, 0)
 	}
 	s.handler = requireToken(opts.Token, http.HandlerFunc(s.route))
 	return s
@@ -138,6 +148,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		rpc.ExtractPath:  {http.MethodPost, s.serveExtract},
 		rpc.NavigatePath: {http.MethodPost, s.serveNavigate},
 		rpc.CDPPath:      {http.MethodGet, s.serveCDP},
+		rpc.ReplayPath:   {http.MethodGet, s.serveReplay},
 	}
 	rt, ok := routes[r.URL.Path]
 	switch {
@@ -210,7 +221,7 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "input.selector is required for an action"))
 		return
 	}
-	s.operate(w, r, "act", req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "act", actParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
 		res, usage, err := s.engine.Act(ctx, p, req, progress)
 		if res != nil && res.Actions == nil {
 			res.Actions = []rpc.Action{}
@@ -224,7 +235,7 @@ func (s *Server) serveObserve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	s.operate(w, r, "observe", req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "observe", observeParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
 		actions, usage, err := s.engine.Observe(ctx, p, req, progress)
 		if actions == nil {
 			actions = []rpc.Action{}
@@ -248,7 +259,7 @@ func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.operate(w, r, "extract", req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "extract", extractParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
 		return s.engine.Extract(ctx, p, req, progress)
 	})
 }
@@ -266,7 +277,7 @@ func (s *Server) serveNavigate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "waitUntil must be load, domcontentloaded or networkidle"))
 		return
 	}
-	s.operate(w, r, "navigate", req.Options.Timeout, DefaultNavigateTimeout, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "navigate", navigateParams(&req), req.Options.Timeout, DefaultNavigateTimeout, func(ctx context.Context, p *Page, progress ProgressFunc) (any, rpc.Usage, error) {
 		res, err := s.engine.Navigate(ctx, p, req, progress)
 		return res, rpc.Usage{}, err
 	})
@@ -323,22 +334,29 @@ func jsonErrorText(err error) string {
 type opFunc func(ctx context.Context, page *Page, progress ProgressFunc) (any, rpc.Usage, error)
 
 // operate runs one page operation: in its turn, on the page, with the
-// call's timeout, and writes its outcome.
-func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, timeoutMs *float64, defaultTimeout time.Duration, fn opFunc) {
+// call's timeout, and writes its outcome. Every outcome but a caller's
+// going away is recorded in the history, with params, the request as the
+// history keeps it.
+func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, params any, timeoutMs *float64, defaultTimeout time.Duration, fn opFunc) {
 	resp := newResponder(w, r, s.log)
+	started := time.Now()
+	fail := func(e *rpc.Error) {
+		s.record(r, op, params, started, nil, rpc.Usage{}, e)
+		resp.fail(e)
+	}
 	timeout, terr := opTimeout(timeoutMs, defaultTimeout)
 	if terr != nil {
-		resp.fail(terr)
+		fail(terr)
 		return
 	}
 	if _, err := s.readyBrowser(); err != nil {
-		resp.fail(err)
+		fail(err)
 		return
 	}
 	if s.queue.full() {
 		// Answered before the stream starts, so that a plain 429 tells
 		// the caller to come back later.
-		resp.fail(errBusy)
+		fail(errBusy)
 		return
 	}
 	resp.start()
@@ -347,23 +365,23 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 	}
 	release, err := s.queue.acquire(r.Context())
 	if errors.Is(err, errBusy) {
-		resp.fail(errBusy)
+		fail(errBusy)
 		return
 	}
 	if err != nil {
-		resp.fail(errCallerGone)
+		fail(errCallerGone)
 		return
 	}
 	defer release()
 	b, rerr := s.readyBrowser()
 	if rerr != nil {
-		resp.fail(rerr)
+		fail(rerr)
 		return
 	}
 
 	ctx, finish, ok := s.begin(r.Context(), b, op, timeout)
 	if !ok {
-		resp.fail(errShuttingDown)
+		fail(errShuttingDown)
 		return
 	}
 	defer finish()
@@ -377,11 +395,13 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, time
 	if err != nil {
 		e := s.classify(ctx, b, err)
 		s.log.Info("operation failed", "op", op, "code", e.Code, "error", e.Message, "durationMs", elapsed.Milliseconds())
+		s.record(r, op, params, started, nil, usage, e)
 		resp.fail(e)
 		return
 	}
 	s.log.Info("operation done", "op", op, "durationMs", elapsed.Milliseconds(),
 		"inputTokens", usage.InputTokens, "outputTokens", usage.OutputTokens)
+	s.record(r, op, params, started, result, usage, nil)
 	resp.result(result, usage)
 }
 

@@ -26,6 +26,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/browserfleet/browserfleet/runner/replay"
 )
 
 // maxErrorBodyBytes bounds how much of a failed plain response the Client
@@ -86,6 +88,42 @@ func (c *Client) Navigate(ctx context.Context, req NavigateRequest, onLog func(L
 	return call[NavigateResult](ctx, c, NavigatePath, req, onLog)
 }
 
+// Replay asks the runner for its session's history of calls. Errors are
+// as for Act.
+func (c *Client) Replay(ctx context.Context) (*replay.Replay, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint+ReplayPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("building the runner replay request: %w", err)
+	}
+	req.Header.Set("Accept", ContentTypeJSON)
+	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.transportError(ctx, ReplayPath, err)
+	}
+	defer closeBody(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, c.statusError(ctx, ReplayPath, resp)
+	}
+	var rep replay.Replay
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return nil, c.readError(ctx, ReplayPath, "reading the replay", err)
+	}
+	if rep.Pages == nil {
+		rep.Pages = []replay.Page{}
+	}
+	return &rep, nil
+}
+
+// actionIDKey is the context key of WithActionID.
+type actionIDKey struct{}
+
+// WithActionID returns a context whose operation calls tell the runner
+// their id (HeaderActionID), the one the caller answers with.
+func WithActionID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, actionIDKey{}, id)
+}
+
 // Health asks the runner whether it serves calls. Both of its answers, 200
 // "ready" and 503 with "starting", "crashed" or "stopping", are a Health and
 // no error: the caller decides what a runner that is not ready means. Any
@@ -129,6 +167,9 @@ func call[T any](ctx context.Context, c *Client, path string, body any, onLog fu
 	}
 	req.Header.Set("Content-Type", ContentTypeJSON)
 	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
+	if id, ok := ctx.Value(actionIDKey{}).(string); ok && id != "" {
+		req.Header.Set(HeaderActionID, id)
+	}
 	if onLog != nil {
 		req.Header.Set("Accept", ContentTypeNDJSON)
 	} else {

@@ -31,6 +31,14 @@ const (
 	// NavigatePath loads a URL in the page. Body NavigateRequest; result
 	// NavigateResult.
 	NavigatePath = "/v1/navigate"
+	// ReplayPath (GET) answers the session's history of calls, as the
+	// runner keeps it in memory: a replay.Replay, never with a summary.
+	ReplayPath = "/v1/replay"
+
+	// HeaderActionID carries the id the API gave an operation call; the
+	// runner records the call in its history under it (a new id when the
+	// header is missing or not an id).
+	HeaderActionID = "X-Browserfleet-Action-Id"
 
 	// ContentTypeJSON is the media type of request bodies and of plain
 	// responses.

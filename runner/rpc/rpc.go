@@ -81,6 +81,23 @@ const (
 	// EnvModelHeadersDir names ModelHeadersDir when the session has
 	// spec.model.headersSecretRef.
 	EnvModelHeadersDir = "BROWSERFLEET_MODEL_HEADERS_DIR"
+	// EnvTerminationMessagePath names the file the runner writes the
+	// summary of its history to when it stops (replay.Summary's
+	// TerminationMessage): TerminationMessagePath in the container. The
+	// kubelet copies the file into the container's terminated state,
+	// where the manager reads it.
+	EnvTerminationMessagePath = "BROWSERFLEET_TERMINATION_MESSAGE_PATH"
+)
+
+// Where the runner leaves the summary of its history: the container's
+// terminationMessagePath, in a small memory-backed emptyDir that the
+// runner may write although its root filesystem is read-only.
+const (
+	// StatusDir is the runner's writable status volume.
+	StatusDir = "/var/run/browserfleet/status"
+	// TerminationMessagePath is the runner container's
+	// terminationMessagePath.
+	TerminationMessagePath = StatusDir + "/termination-log"
 )
 
 // The runner's secrets, as files the manager mounts from Secrets: one

@@ -95,7 +95,7 @@ type BrowserSessionReconciler struct {
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -157,8 +157,13 @@ func (r *BrowserSessionReconciler) setExpiry(s *v1alpha1.BrowserSession) []strin
 func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) error {
 	if sessionOver(&s.Status) {
 		// A failed session keeps its pod, for its logs, until the session
-		// itself is deleted.
-		return nil
+		// itself is deleted; a pod deleted all the same is let go once its
+		// summary is taken.
+		pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)})
+		if err != nil || pod == nil || !metav1.IsControlledBy(pod, s) {
+			return err
+		}
+		return r.collectSummary(ctx, s, pod, now)
 	}
 	if reason, msg := endRequest(s, now); reason != "" {
 		if !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
@@ -188,11 +193,14 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		return nil
 	}
 	observePod(s, pod, now)
+	if err := r.collectSummary(ctx, s, pod, now); err != nil {
+		return err
+	}
 	if deadline, ok := r.startupDeadline(s); ok && !now.Before(deadline) {
 		markFailed(s, v1alpha1.BrowserSessionReasonStartupTimedOut,
 			fmt.Sprintf("the session was not ready within %s of its creation; %s; the runner pod was deleted", r.Sessions.StartupTimeout, s.Status.Message), now)
 		// Nothing useful runs in it, and it may hold a node's resources.
-		_, err := r.deleteRunnerPod(ctx, s)
+		_, err := r.deleteRunnerPod(ctx, s, now)
 		return err
 	}
 	return nil
@@ -265,7 +273,7 @@ func claimDeadline(s *v1alpha1.BrowserSession) (time.Time, bool) {
 // stopRunner deletes the runner pod and marks the session Ended once the pod
 // is gone. Until then the pod's own events bring the next pass.
 func (r *BrowserSessionReconciler) stopRunner(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) error {
-	gone, err := r.deleteRunnerPod(ctx, s)
+	gone, err := r.deleteRunnerPod(ctx, s, now)
 	if err != nil {
 		return err
 	}
@@ -351,8 +359,9 @@ func (r *BrowserSessionReconciler) getRunnerPod(ctx context.Context, key types.N
 }
 
 // deleteRunnerPod deletes the session's runner pod and reports whether it is
-// gone.
-func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (bool, error) {
+// gone. A deleted pod goes once the runner's summary is in the status
+// (collectSummary).
+func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
 	pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)})
 	if err != nil {
 		return false, err
@@ -369,8 +378,9 @@ func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alp
 			return false, fmt.Errorf("deleting runner pod: %w", err)
 		}
 		ctrl.LoggerFrom(ctx).V(1).Info("deleted runner pod", "pod", pod.Name)
+		return false, nil
 	}
-	return false, nil
+	return false, r.collectSummary(ctx, s, pod, now)
 }
 
 // schedule deletes a session whose TTL ran out, and asks to be called again
@@ -390,7 +400,11 @@ func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.Bro
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
-		// The pod's deletion brings the next pass.
+		// The pod's deletion brings the next pass; a pod whose node never
+		// reports its end is let go at its summary deadline.
+		if deadline, ok := r.summaryDeadline(ctx, s); ok {
+			return ctrl.Result{RequeueAfter: max(deadline.Sub(now), time.Millisecond)}, nil
+		}
 		return ctrl.Result{}, nil
 	}
 	// The earliest of the session's timers: its expiry, the end of its wait
@@ -424,7 +438,7 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 	if !over && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
 		markEnding(s, v1alpha1.BrowserSessionReasonDeleted, "the session is being deleted")
 	}
-	gone, err := r.deleteRunnerPod(ctx, s)
+	gone, err := r.deleteRunnerPod(ctx, s, now)
 	if gone && !over {
 		markEnded(s, now)
 	}
@@ -435,8 +449,14 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 		return ctrl.Result{}, errors.Join(err, werr)
 	}
 	r.recordEvents(ctx, orig, s, nil)
-	if err != nil || !gone {
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !gone {
+		if deadline, ok := r.summaryDeadline(ctx, s); ok {
+			return ctrl.Result{RequeueAfter: max(deadline.Sub(now), time.Millisecond)}, nil
+		}
+		return ctrl.Result{}, nil
 	}
 	controllerutil.RemoveFinalizer(s, StopBrowserFinalizer)
 	if err := r.Client.Update(ctx, s); err != nil {

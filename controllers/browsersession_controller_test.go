@@ -38,6 +38,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/test/framework"
 	. "github.com/browserfleet/browserfleet/test/matchers"
@@ -176,6 +177,13 @@ var _ = Describe("BrowserSession", func() {
 		Expect(shm.Name).To(Equal("dshm"))
 		Expect(shm.EmptyDir.Medium).To(Equal(corev1.StorageMediumMemory))
 		Expect(shm.EmptyDir.SizeLimit.String()).To(Equal("1Gi"))
+
+		By("leaving the runner a small writable volume for the summary of its history, its termination message")
+		Expect(c.TerminationMessagePath).To(Equal(rpc.TerminationMessagePath))
+		Expect(c.TerminationMessagePolicy).To(Equal(corev1.TerminationMessageFallbackToLogsOnError))
+		Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "status", MountPath: rpc.StatusDir}))
+		Expect(podVolume(pod, "status").EmptyDir.Medium).To(Equal(corev1.StorageMediumMemory))
+		Expect(pod.Finalizers).To(ConsistOf(controllers.RunnerSummaryFinalizer))
 
 		By("taking image, command, resources and probe from the manager's configuration")
 		Expect(c.Image).To(Equal("registry.test/browserfleet/runner:test"))
@@ -338,6 +346,45 @@ var _ = Describe("BrowserSession", func() {
 		base := s.DeepCopy()
 		s.Spec.Ended = false
 		Expect(k8sClient.Patch(ctx, s, client.MergeFrom(base))).To(BeInvalidError("spec.ended", "ended cannot be unset"))
+	})
+
+	It("keeps the summary its runner left of its history, then lets the pod go", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("summary", ns).Obj())
+		Expect(kubelet.Bind(ctx, podKey(key))).To(Succeed())
+		endSession(ctx, key)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
+
+		By("keeping the pod while its runner stops")
+		Consistently(podGone(ctx, key), 2*time.Second).Should(BeFalse())
+		Expect(phase(ctx, key)(Default)).To(Equal(v1alpha1.BrowserSessionEnding))
+
+		By("taking the summary from the runner's termination message, however soon the kubelet deletes the pod after it")
+		sum := replay.Summary{Calls: 5, Failed: 1, ByMethod: map[string]int64{"navigate": 1, "act": 3, "extract": 1},
+			TokenUsage:  replay.TokenUsage{InputTokens: 2100, OutputTokens: 38, TimeMs: 950},
+			FirstCallAt: 1767225600000, LastCallAt: 1767225660000}
+		Expect(kubelet.Exit(ctx, podKey(key), 0, "Completed", string(sum.TerminationMessage()))).To(Succeed())
+		Expect(kubelet.DeleteFinally(ctx, podKey(key))).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Expect(podGone(ctx, key)()).To(BeTrue())
+		s := session(ctx, key)(Default)
+		Expect(s.Status.History).To(Equal(&v1alpha1.BrowserSessionHistory{
+			Calls: 5, Failed: 1,
+			ByMethod:    []v1alpha1.MethodCalls{{Method: "act", Calls: 3}, {Method: "extract", Calls: 1}, {Method: "navigate", Calls: 1}},
+			Usage:       &v1alpha1.Usage{InputTokens: 2100, OutputTokens: 38, InferenceTimeMs: 950},
+			FirstCallAt: &metav1.Time{Time: time.UnixMilli(1767225600000)},
+			LastCallAt:  &metav1.Time{Time: time.UnixMilli(1767225660000)},
+		}))
+	})
+
+	It("ends without a summary when its runner left none", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("no-summary", ns).Obj())
+		Expect(kubelet.Bind(ctx, podKey(key))).To(Succeed())
+		endSession(ctx, key)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
+		Expect(kubelet.Exit(ctx, podKey(key), 137, "Error", "panic: the end of a log")).To(Succeed())
+		Expect(kubelet.DeleteFinally(ctx, podKey(key))).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Expect(session(ctx, key)(Default).Status.History).To(BeNil())
 	})
 
 	It("ends a session that never became ready", func(ctx SpecContext) {

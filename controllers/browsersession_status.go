@@ -145,7 +145,8 @@ func podFailure(pod *corev1.Pod) string {
 			if t.Reason != "" {
 				desc += " (" + t.Reason + ")"
 			}
-			if t.Message != "" {
+			// The runner's summary of its history is no words for people.
+			if t.Message != "" && !isSummary(t.Message) {
 				desc += ": " + t.Message
 			}
 			parts = append(parts, desc)

@@ -226,6 +226,20 @@ func splitList(s string) []string {
 	return out
 }
 
+// RunnerSummaryFinalizer keeps a deleted runner pod until the manager has
+// copied the summary of the runner's history from its container's
+// termination message into the session's status (or found none): a
+// kubelet deletes a pod for good right after it reports its container
+// stopped, sooner than a reconcile may look.
+const RunnerSummaryFinalizer = "browserfleet.io/runner-summary"
+
+// runnerContainer names the runner pod's one container.
+const runnerContainer = "runner"
+
+// statusVolume is the runner's small writable volume at rpc.StatusDir, for
+// its termination message.
+const statusVolume = "status"
+
 // RunnerPodName is the name of a session's runner pod.
 func RunnerPodName(sessionName string) string { return sessionName + "-runner" }
 
@@ -319,15 +333,18 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 		// Chromium writes its profile and caches under $HOME; the root
 		// filesystem is read-only.
 		{Name: "HOME", Value: "/tmp"},
+		// Where the runner leaves the summary of its history.
+		{Name: rpc.EnvTerminationMessagePath, Value: rpc.TerminationMessagePath},
 	}
 	volumes, mounts, dirEnv := secretVolumes(session)
 	env = append(env, dirEnv...)
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      RunnerPodName(session.Name),
-			Namespace: session.Namespace,
-			Labels:    runnerLabels(session),
+			Name:       RunnerPodName(session.Name),
+			Namespace:  session.Namespace,
+			Labels:     runnerLabels(session),
+			Finalizers: []string{RunnerSummaryFinalizer},
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
@@ -344,14 +361,18 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{{
-				Name:            "runner",
+				Name:            runnerContainer,
 				Image:           cfg.Image,
 				ImagePullPolicy: cfg.ImagePullPolicy,
 				Command:         cfg.Command,
 				Args:            runnerArgs(cfg),
 				Env:             env,
 				Ports:           []corev1.ContainerPort{{Name: rpc.PortName, ContainerPort: rpc.Port, Protocol: corev1.ProtocolTCP}},
-				Resources:       *cfg.Resources.DeepCopy(),
+				// The summary of the runner's history, or, when a failed
+				// runner left none, the end of its log.
+				TerminationMessagePath:   rpc.TerminationMessagePath,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Resources:                *cfg.Resources.DeepCopy(),
 				ReadinessProbe: &corev1.Probe{
 					ProbeHandler: corev1.ProbeHandler{
 						HTTPGet: &corev1.HTTPGetAction{Path: rpc.HealthPath, Port: intstr.FromString(rpc.PortName)},
@@ -371,11 +392,13 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 				VolumeMounts: append([]corev1.VolumeMount{
 					{Name: "dshm", MountPath: "/dev/shm"},
 					{Name: "tmp", MountPath: "/tmp"},
+					{Name: statusVolume, MountPath: rpc.StatusDir},
 				}, mounts...),
 			}},
 			Volumes: append([]corev1.Volume{
 				{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(cfg.ShmSize)}}},
 				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(cfg.TmpSize)}}},
+				{Name: statusVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("1Mi"))}}},
 			}, volumes...),
 		},
 	}

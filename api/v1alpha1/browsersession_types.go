@@ -686,6 +686,60 @@ type BrowserSessionStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
+
+	// history is what the runner's history of calls left when the runner
+	// stopped: counts per method and token usage, never a call's
+	// parameters or result. The runner keeps the calls themselves in
+	// memory while it runs (GET /v1/sessions/{id}/replay); the manager
+	// copies this summary from the runner container's termination
+	// message. Absent while the runner runs, and when it left none.
+	// +optional
+	History *BrowserSessionHistory `json:"history,omitempty"`
+}
+
+// BrowserSessionHistory summarizes the calls a session's runner served.
+type BrowserSessionHistory struct {
+	// calls is how many operations (act, observe, extract, navigate) the
+	// runner served, failures included.
+	// +kubebuilder:validation:Minimum=0
+	Calls int64 `json:"calls"`
+
+	// failed is how many of them failed.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Failed int64 `json:"failed,omitempty"`
+
+	// byMethod counts the calls per method.
+	// +optional
+	// +listType=map
+	// +listMapKey=method
+	// +kubebuilder:validation:MaxItems=16
+	ByMethod []MethodCalls `json:"byMethod,omitempty"`
+
+	// usage is the model usage of all calls.
+	// +optional
+	Usage *Usage `json:"usage,omitempty"`
+
+	// firstCallAt is when the first call started.
+	// +optional
+	FirstCallAt *metav1.Time `json:"firstCallAt,omitempty"`
+
+	// lastCallAt is when the last call ended.
+	// +optional
+	LastCallAt *metav1.Time `json:"lastCallAt,omitempty"`
+}
+
+// MethodCalls counts the calls of one method.
+type MethodCalls struct {
+	// method is the operation: act, observe, extract, navigate, or other.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	Method string `json:"method"`
+
+	// calls is how many calls of the method the runner served.
+	// +kubebuilder:validation:Minimum=0
+	Calls int64 `json:"calls"`
 }
 
 // BrowserSession is one browser, run by one runner pod, with the model

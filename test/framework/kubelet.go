@@ -73,6 +73,28 @@ func (k Kubelet) setStatus(ctx context.Context, key types.NamespacedName, mutate
 	})
 }
 
+// Bind assigns the pod to a node, as the scheduler does. A bound pod's
+// deletion waits for its grace period: it stays Terminating until
+// DeleteFinally, as on a node.
+func (k Kubelet) Bind(ctx context.Context, key types.NamespacedName) error {
+	pod := &corev1.Pod{}
+	if err := k.Client.Get(ctx, key, pod); err != nil {
+		return err
+	}
+	binding := &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", APIVersion: "v1", Name: "test-node"},
+	}
+	return k.Client.SubResource("binding").Create(ctx, pod, binding)
+}
+
+// DeleteFinally deletes the pod with no grace left, as a kubelet does once
+// its containers stopped.
+func (k Kubelet) DeleteFinally(ctx context.Context, key types.NamespacedName) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	return client.IgnoreNotFound(k.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)))
+}
+
 // Run reports the pod's container running, ready or not.
 func (k Kubelet) Run(ctx context.Context, key types.NamespacedName, ready bool) error {
 	return k.setStatus(ctx, key, func(st *corev1.PodStatus) {

@@ -63,9 +63,14 @@ limitations under the License.
 //   - Readiness probes (httpGet and tcpSocket; grpc is a TCP connect, exec
 //     always succeeds) drive the ContainersReady and Ready conditions.
 //     Liveness and startup probes are ignored.
-//   - A container's exit is reported as the kubelet reports it, with the end
-//     of its log as the termination message when it failed (as
-//     terminationMessagePolicy FallbackToLogsOnError would). Restart policies
+//   - A container's exit is reported as the kubelet reports it. Its
+//     termination message is what the process left in the file that stands
+//     for its terminationMessagePath (a fresh empty file per start,
+//     termination-<container> in the pod directory, the container user's;
+//     the in-container path is rewritten to it in the environment and the
+//     arguments as a mount's are), at most 4096 bytes; when that is empty
+//     and the container failed, with terminationMessagePolicy
+//     FallbackToLogsOnError, the end of its log. Restart policies
 //     Always and OnFailure restart it after a back-off of 1s, 2s, ... up to
 //     10s; with Never the pod ends Succeeded or Failed.
 //   - Deleting a pod sends SIGTERM to its processes, waits for the grace

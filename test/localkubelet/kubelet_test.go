@@ -24,11 +24,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	gomegatypes "github.com/onsi/gomega/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -439,6 +441,7 @@ var _ = Describe("Kubelet", func() {
 	It("reports a failed container's exit code and the end of its log, and the pod Failed", func(ctx SpecContext) {
 		ns := newNamespace(ctx)
 		pod := fakePod(ns, "failing", env("EXIT_CODE", "3"))
+		pod.Spec.Containers[0].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		key := client.ObjectKeyFromObject(pod)
 		Eventually(func(g Gomega) {
@@ -460,6 +463,31 @@ var _ = Describe("Kubelet", func() {
 		Expect(running).To(BeFalse())
 		Expect(logOf(kubelet, key, "main")).To(ContainSubstring("working, step 1\n"))
 	})
+
+	DescribeTable("reports what a container left at its terminationMessagePath, at most 4096 bytes",
+		func(ctx SpecContext, path string, policy corev1.TerminationMessagePolicy, code, message string, repeat int, want gomegatypes.GomegaMatcher) {
+			ns := newNamespace(ctx)
+			pod := fakePod(ns, "message", env("EXIT_CODE", code), env("TERMINATION_MESSAGE", message),
+				env("TERMINATION_MESSAGE_REPEAT", fmt.Sprint(repeat)), env("TERMINATION_MESSAGE_PATH", path))
+			pod.Spec.Containers[0].TerminationMessagePath = path
+			pod.Spec.Containers[0].TerminationMessagePolicy = policy
+			Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+			key := client.ObjectKeyFromObject(pod)
+			var term *corev1.ContainerStateTerminated
+			Eventually(func(g Gomega) {
+				st := getPod(ctx, key).Status.ContainerStatuses
+				g.Expect(st).To(HaveLen(1))
+				term = st[0].State.Terminated
+				g.Expect(term).NotTo(BeNil())
+			}).Should(Succeed())
+			Expect(term.Message).To(want)
+		},
+		Entry("the default path, on success", "/dev/termination-log", corev1.TerminationMessageReadFile, "0", "all done", 1, Equal("all done")),
+		Entry("a path of the pod's choosing, on failure, before its log", "/var/run/status/message", corev1.TerminationMessageFallbackToLogsOnError, "3", "summary", 1, Equal("summary")),
+		Entry("a long message, cut", "/dev/termination-log", corev1.TerminationMessageReadFile, "0", "0123456789", 1000, Equal(strings.Repeat("0123456789", 410)[:4096])),
+		Entry("nothing, on failure, without falling back to the log", "/dev/termination-log", corev1.TerminationMessageReadFile, "3", "", 1, BeEmpty()),
+		Entry("nothing, on failure, falling back to the log", "/dev/termination-log", corev1.TerminationMessageFallbackToLogsOnError, "3", "", 1, HaveSuffix("fatal: giving up with code 3")),
+	)
 
 	It("reports a container that exits 0 Completed, and the pod Succeeded", func(ctx SpecContext) {
 		ns := newNamespace(ctx)

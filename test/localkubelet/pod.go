@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -108,6 +109,9 @@ type containerState struct {
 	containerID string
 	restarts    int32
 	ready       bool
+	// termFile is the local file that stands for the running process's
+	// terminationMessagePath.
+	termFile string
 	// pending means the reconciler should start the container, not before
 	// startAfter.
 	pending    bool
@@ -302,6 +306,17 @@ func (ps *podState) start(ctx context.Context, cs *containerState) time.Duration
 		ps.setWaiting(cs, reasonCreating, err.Error(), retry > 0)
 		return retry
 	}
+	// The termination message file, fresh for each start as a kubelet's
+	// is, stands for the container's terminationMessagePath.
+	termFile, err := ps.terminationFile(&cs.spec, cred)
+	if err != nil {
+		log.Info("cannot create the termination message file", "err", err.Error())
+		ps.setWaiting(cs, reasonCreateError, err.Error(), false)
+		return 0
+	}
+	if p := cs.spec.TerminationMessagePath; p != "" {
+		mounts = append([]mount{{path: filepath.Clean(p), local: termFile}}, mounts...)
+	}
 	// In-container paths under a volume's mount name the pod directory's
 	// copy, in the environment and the arguments alike.
 	for name, v := range vars {
@@ -341,6 +356,7 @@ func (ps *podState) start(ctx context.Context, cs *containerState) time.Duration
 	}
 	if err == nil {
 		cs.proc, cs.startedAt, cs.waiting, cs.ready = p, p.startedAt, nil, false
+		cs.termFile = termFile
 		cs.containerID = fmt.Sprintf("local://%d", p.pid)
 		if cred != nil {
 			log.Info("started container", "pid", p.pid, "argv", argv, "uid", cred.Uid, "gid", cred.Gid)
@@ -434,6 +450,39 @@ func nextBackoff(d time.Duration) time.Duration {
 	return min(2*d, maxBackoff)
 }
 
+// maxTerminationMessage is as much of a termination message file as a
+// kubelet reports.
+const maxTerminationMessage = 4096
+
+// terminationFile makes the empty local file that stands for a container's
+// terminationMessagePath: termination-<container> in the pod directory,
+// the container user's.
+func (ps *podState) terminationFile(c *corev1.Container, owner *syscall.Credential) (string, error) {
+	path := filepath.Join(ps.dir, "termination-"+c.Name)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("removing the previous termination message: %w", err)
+	}
+	if err := writeOwnedFile(path, nil, 0o600, owner); err != nil {
+		return "", fmt.Errorf("creating %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// terminationMessage reads what a container left in its termination
+// message file, at most maxTerminationMessage bytes, as a kubelet does.
+func terminationMessage(path string) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = f.Close() }()
+	b, _ := io.ReadAll(io.LimitReader(f, maxTerminationMessage))
+	return string(b)
+}
+
 // watch waits for a container's process to end and records it.
 func (ps *podState) watch(cs *containerState, p *process) {
 	defer ps.k.procs.Done()
@@ -448,6 +497,12 @@ func (ps *podState) watch(cs *containerState, p *process) {
 	}
 	if p.exitCode != 0 {
 		term.Reason = "Error"
+	}
+	ps.mu.Lock()
+	termFile := cs.termFile
+	ps.mu.Unlock()
+	term.Message = terminationMessage(termFile)
+	if term.Message == "" && p.exitCode != 0 && cs.spec.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
 		term.Message = p.logTail()
 	}
 	ps.k.log.Info("container exited", "pod", ps.log, "container", cs.spec.Name, "pid", p.pid, "exitCode", p.exitCode)

@@ -26,7 +26,10 @@ limitations under the License.
 //
 // With $EXIT_CODE set it prints a few lines and exits with that code at once.
 // On SIGTERM it prints "got SIGTERM" and exits 0 after $TERM_DELAY (a
-// duration, default 0); with TERM_DELAY=never it ignores SIGTERM.
+// duration, default 0); with TERM_DELAY=never it ignores SIGTERM. Before it
+// exits either way, it writes $TERMINATION_MESSAGE, repeated
+// $TERMINATION_MESSAGE_REPEAT times (default 1), to the file
+// $TERMINATION_MESSAGE_PATH when that is set.
 package main
 
 import (
@@ -54,6 +57,7 @@ func main() {
 			fmt.Printf("working, step %d\n", i)
 		}
 		fmt.Fprintf(os.Stderr, "fatal: giving up with code %d\n", n)
+		writeTerminationMessage()
 		os.Exit(n)
 	}
 
@@ -136,7 +140,22 @@ func onTerm(terms <-chan os.Signal) {
 	}
 	time.Sleep(delay)
 	fmt.Println("exiting after SIGTERM")
+	writeTerminationMessage()
 	os.Exit(0)
+}
+
+func writeTerminationMessage() {
+	path := os.Getenv("TERMINATION_MESSAGE_PATH")
+	if path == "" {
+		return
+	}
+	n, err := strconv.Atoi(getenv("TERMINATION_MESSAGE_REPEAT", "1"))
+	if err != nil {
+		fail("bad TERMINATION_MESSAGE_REPEAT: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat(os.Getenv("TERMINATION_MESSAGE"), n)), 0o600); err != nil {
+		fail("writing the termination message: %v", err)
+	}
 }
 
 func duration(name string) (time.Duration, error) {

@@ -18,12 +18,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,9 +53,6 @@ type operation struct {
 	stream bool
 	// model is the per-call model's name, "" for the session's.
 	model string
-	// params is what the replay records of the request: no secret
-	// (model keys and headers, variable values) may be in it.
-	params any
 	// call runs the operation on the runner. onLog is nil for a plain
 	// call.
 	call func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (result any, usage rpc.Usage, err error)
@@ -132,9 +126,11 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 		onLog = resp.log
 	}
 
+	// The runner records the call in the session's history under the id
+	// the caller gets.
 	actionID := uuid.NewString()
 	started := time.Now()
-	result, usage, err := op.call(ctx, c, onLog)
+	result, usage, err := op.call(rpc.WithActionID(ctx, actionID), c, onLog)
 	ended := time.Now()
 
 	model := op.model
@@ -146,22 +142,10 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 
 	if err != nil && r.Context().Err() != nil {
 		// The caller went away; the runner has been told to stop. No one
-		// is left to answer, and the call is not recorded: it has no
-		// outcome.
+		// is left to answer.
 		s.log.V(1).Info("caller went away", "operation", op.name, "namespace", bs.Namespace, "session", bs.Name)
 		return
 	}
-	s.record(bs, replayEntry{
-		ActionID:  actionID,
-		Method:    op.name,
-		Params:    op.params,
-		Result:    replayResult(result, err),
-		Started:   started,
-		Ended:     ended,
-		Usage:     usage,
-		PageURL:   pageURLOf(result),
-		Succeeded: err == nil,
-	})
 	if err != nil {
 		s.failOperation(ctx, resp, bs, op.name, err)
 		return
@@ -241,8 +225,7 @@ func (s *server) act(w http.ResponseWriter, r *http.Request, project apikey.Proj
 	}
 	s.operate(w, r, project, operation{
 		name: "act", stream: stream, model: modelName(req.Request.Options.Model),
-		params: actParams(&req.Request),
-		call:   forward(req.Request, (*rpc.Client).Act),
+		call: forward(req.Request, (*rpc.Client).Act),
 	})
 }
 
@@ -254,8 +237,7 @@ func (s *server) observe(w http.ResponseWriter, r *http.Request, project apikey.
 	}
 	s.operate(w, r, project, operation{
 		name: "observe", stream: stream, model: modelName(req.Request.Options.Model),
-		params: observeParams(&req.Request),
-		call:   forward(req.Request, (*rpc.Client).Observe),
+		call: forward(req.Request, (*rpc.Client).Observe),
 	})
 }
 
@@ -267,8 +249,7 @@ func (s *server) extract(w http.ResponseWriter, r *http.Request, project apikey.
 	}
 	s.operate(w, r, project, operation{
 		name: "extract", stream: stream, model: modelName(req.Request.Options.Model),
-		params: extractParams(&req.Request),
-		call:   forward(req.Request, (*rpc.Client).Extract),
+		call: forward(req.Request, (*rpc.Client).Extract),
 	})
 }
 
@@ -280,8 +261,7 @@ func (s *server) navigate(w http.ResponseWriter, r *http.Request, project apikey
 	}
 	s.operate(w, r, project, operation{
 		name: "navigate", stream: stream,
-		params: navigateParams(&req.Request),
-		call:   forward(req.Request, (*rpc.Client).Navigate),
+		call: forward(req.Request, (*rpc.Client).Navigate),
 	})
 }
 
@@ -345,116 +325,4 @@ func modelName(m *rpc.ModelConfig) string {
 		return ""
 	}
 	return m.ModelName
-}
-
-// pageURLOf is the page a result says the call ended on: navigate's.
-func pageURLOf(result any) string {
-	if n, ok := result.(rpc.NavigateResult); ok {
-		return n.URL
-	}
-	return ""
-}
-
-// replayResult is what the replay records of an outcome: the result, or the
-// error's code and message.
-func replayResult(result any, err error) any {
-	if err == nil {
-		return result
-	}
-	var e *rpc.Error
-	if errors.As(err, &e) {
-		return map[string]string{"error": e.Message, "code": string(e.Code)}
-	}
-	return map[string]string{"error": "internal error", "code": CodeInternal}
-}
-
-// The replay's record of each request: what was asked, never a secret. A
-// model is recorded by name only (its key and headers stay out), variables
-// by name only (their values are often passwords).
-
-func variableNames(v rpc.Variables) []string {
-	if len(v) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(v))
-	for k := range v {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
-}
-
-type actParamsView struct {
-	Input     any      `json:"input"`
-	Model     string   `json:"model,omitempty"`
-	Variables []string `json:"variables,omitempty"`
-	TimeoutMs *float64 `json:"timeout,omitempty"`
-	FrameID   string   `json:"frameId,omitempty"`
-}
-
-func actParams(req *rpc.ActRequest) any {
-	var input any = req.Input.Instruction
-	if req.Input.Action != nil {
-		input = req.Input.Action
-	}
-	return actParamsView{Input: input, Model: modelName(req.Options.Model), Variables: variableNames(req.Options.Variables),
-		TimeoutMs: req.Options.Timeout, FrameID: req.FrameID}
-}
-
-type observeParamsView struct {
-	Instruction     string   `json:"instruction,omitempty"`
-	Model           string   `json:"model,omitempty"`
-	Variables       []string `json:"variables,omitempty"`
-	TimeoutMs       *float64 `json:"timeout,omitempty"`
-	Selector        string   `json:"selector,omitempty"`
-	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
-	FrameID         string   `json:"frameId,omitempty"`
-}
-
-func observeParams(req *rpc.ObserveRequest) any {
-	return observeParamsView{Instruction: req.Instruction, Model: modelName(req.Options.Model),
-		Variables: variableNames(req.Options.Variables), TimeoutMs: req.Options.Timeout,
-		Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors, FrameID: req.FrameID}
-}
-
-type extractParamsView struct {
-	Instruction     string          `json:"instruction,omitempty"`
-	Schema          json.RawMessage `json:"schema,omitempty"`
-	Model           string          `json:"model,omitempty"`
-	TimeoutMs       *float64        `json:"timeout,omitempty"`
-	Selector        string          `json:"selector,omitempty"`
-	IgnoreSelectors []string        `json:"ignoreSelectors,omitempty"`
-	Screenshot      *bool           `json:"screenshot,omitempty"`
-	FrameID         string          `json:"frameId,omitempty"`
-}
-
-func extractParams(req *rpc.ExtractRequest) any {
-	return extractParamsView{Instruction: req.Instruction, Schema: req.Schema, Model: modelName(req.Options.Model),
-		TimeoutMs: req.Options.Timeout, Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
-		Screenshot: req.Options.Screenshot, FrameID: req.FrameID}
-}
-
-type navigateParamsView struct {
-	URL       string        `json:"url"`
-	Referer   string        `json:"referer,omitempty"`
-	TimeoutMs *float64      `json:"timeout,omitempty"`
-	WaitUntil rpc.WaitUntil `json:"waitUntil,omitempty"`
-	FrameID   string        `json:"frameId,omitempty"`
-}
-
-func navigateParams(req *rpc.NavigateRequest) any {
-	return navigateParamsView{URL: redactURL(req.URL), Referer: redactURL(req.Options.Referer),
-		TimeoutMs: req.Options.Timeout, WaitUntil: req.Options.WaitUntil, FrameID: req.FrameID}
-}
-
-// redactURL drops a URL's password, which a caller may have put in it.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "redacted")
-	}
-	return u.String()
 }

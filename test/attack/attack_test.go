@@ -455,8 +455,9 @@ func secretsInPlainSight(ctx context.Context, p apitest.Project) bool {
 }
 
 // passwordInHistory: a namespace reader must not find a typed password or a
-// variable's value in what the service keeps of a session's calls (its
-// ConfigMaps, and the replay a key holder reads).
+// variable's value in what the service keeps of a session's calls (the
+// replay a key holder reads, which the runner keeps, and whatever is in the
+// namespace: ConfigMaps, the session and its status).
 func passwordInHistory(ctx context.Context, p apitest.Project) bool {
 	GinkgoHelper()
 	const password, secretVar = "hunter2-5eb63bbb", "var-value-e0488e11"
@@ -478,7 +479,9 @@ func passwordInHistory(ctx context.Context, p apitest.Project) bool {
 	Expect(string(replay.Raw)).To(ContainSubstring(`"method":"act"`), "the calls are in the replay")
 	var maps corev1.ConfigMapList
 	Expect(k8s.List(ctx, &maps, client.InNamespace(p.Namespace))).To(Succeed())
-	stored, err := json.Marshal(maps)
+	var sessions v1alpha1.BrowserSessionList
+	Expect(k8s.List(ctx, &sessions, client.InNamespace(p.Namespace))).To(Succeed())
+	stored, err := json.Marshal([]any{maps, sessions})
 	Expect(err).NotTo(HaveOccurred())
 	for _, where := range []string{string(replay.Raw), string(stored)} {
 		Expect(where).NotTo(ContainSubstring(password))

@@ -135,12 +135,16 @@ var _ = Describe("RBAC", func() {
 			{manager, project, "create", "browserfleet.io", "browsersessions", "", false},
 			{manager, project, "patch", "browserfleet.io", "agenttasks", "status", true},
 			{manager, project, "create", "events.k8s.io", "events", "", true},
+			// Pods: patched only to let a stopped runner's pod go once its
+			// summary is in the session's status.
+			{manager, project, "patch", "", "pods", "", true},
 			{manager, project, "update", "", "pods", "", false},
 			{manager, project, "create", "", "configmaps", "", false},
 			// Its lease, only in its own namespace.
 			{manager, ns, "update", "coordination.k8s.io", "leases", "", true},
 			{manager, project, "update", "coordination.k8s.io", "leases", "", false},
-			// The API: keys, sessions, tasks, replays.
+			// The API: keys, sessions, tasks; no ConfigMap (the replay is
+			// the runner's).
 			{api, project, "watch", "", "secrets", "", true},
 			{api, project, "create", "", "secrets", "", true},
 			{api, project, "delete", "", "secrets", "", true},
@@ -151,8 +155,10 @@ var _ = Describe("RBAC", func() {
 			{api, project, "update", "browserfleet.io", "browsersessions", "status", false},
 			{api, project, "create", "browserfleet.io", "agenttasks", "", true},
 			{api, project, "delete", "browserfleet.io", "agenttasks", "", true},
-			{api, project, "update", "", "configmaps", "", true},
-			{api, project, "list", "", "configmaps", "", false},
+			{api, project, "create", "", "configmaps", "", false},
+			{api, project, "patch", "", "configmaps", "", false},
+			{api, project, "update", "", "configmaps", "", false},
+			{api, project, "get", "", "configmaps", "", false},
 			{api, project, "list", "", "pods", "", false},
 			{api, ns, "update", "coordination.k8s.io", "leases", "", false},
 			// Runners: nothing.

@@ -319,7 +319,10 @@ const secretFileMode int32 = 0o400
 // web content, so it gets no API credentials, no privileges and no writable
 // root filesystem. Its environment holds no secret: the token and every
 // secret the session references are files on read-only, memory-backed
-// volumes (see secretVolumes). The owner reference is set by the caller.
+// volumes (see secretVolumes). Its one writable path besides /tmp and
+// /dev/shm is the small status volume of its termination message, where
+// the runner leaves the summary of its history (runner_summary.go). The
+// owner reference is set by the caller.
 func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*corev1.Pod, error) {
 	spec, err := json.Marshal(effectiveSpec(&session.Spec, cfg))
 	if err != nil {

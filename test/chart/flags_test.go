@@ -213,7 +213,9 @@ var _ = Describe("the manager's flags", func() {
 				sizes[v.Name] = *v.EmptyDir.SizeLimit
 			}
 		}
-		Expect(cmp.Diff(map[string]resource.Quantity{"dshm": want.ShmSize, "tmp": want.TmpSize}, sizes, quantities)).To(BeEmpty())
+		// The status volume of the runner's termination message has a
+		// fixed size.
+		Expect(cmp.Diff(map[string]resource.Quantity{"dshm": want.ShmSize, "tmp": want.TmpSize, "status": resource.MustParse("1Mi")}, sizes, quantities)).To(BeEmpty())
 
 		// The session's lifetime is the values' default timeout.
 		Eventually(func(g Gomega) {

@@ -158,10 +158,12 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 	if sessionOver(&s.Status) {
 		// A failed session keeps its pod, for its logs, until the session
 		// itself is deleted; a pod deleted all the same is let go once its
-		// summary is taken.
-		pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)})
-		if err != nil || pod == nil || !metav1.IsControlledBy(pod, s) {
-			return err
+		// summary is taken. The cache is enough: no pod is created for a
+		// session that is over.
+		pod := &corev1.Pod{}
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}, pod)
+		if err != nil || !metav1.IsControlledBy(pod, s) {
+			return client.IgnoreNotFound(err)
 		}
 		return r.collectSummary(ctx, s, pod, now)
 	}

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
@@ -97,6 +98,9 @@ type Options struct {
 	// launchOptions.executablePath may name: the manager's
 	// --runner-allowed-executable list. Empty: none (start answers 400).
 	AllowedExecutables []string
+	// Quota bounds each project's sessions; start refuses one beyond it.
+	// Zero: quota.DefaultConfig().
+	Quota quota.Config
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of
@@ -161,6 +165,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
+	}
+	if opts.Quota.Default == (quota.Limits{}) {
+		opts.Quota = quota.DefaultConfig()
+	}
+	if err := opts.Quota.Validate(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if opts.CDPURLTTL <= 0 {
 		opts.CDPURLTTL = DefaultCDPURLTTL

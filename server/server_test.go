@@ -19,6 +19,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 	"github.com/browserfleet/browserfleet/test/wrappers"
@@ -221,6 +223,30 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m).To(HaveKey("issues"))
 		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
+	})
+
+	It("refuses a start beyond the project's quota with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", func(ctx SpecContext) {
+		p := newProject(ctx)
+		// The default quota: ten sessions that have not ended.
+		for i := range quota.DefaultConcurrentSessions {
+			Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession(fmt.Sprintf("s%d", i), p.Namespace).Obj())).To(Succeed())
+		}
+		sessions := func() int {
+			var list v1alpha1.BrowserSessionList
+			Expect(k8sClient.List(ctx, &list, client.InNamespace(p.Namespace))).To(Succeed())
+			return len(list.Items)
+		}
+		var st int
+		var raw []byte
+		var resp http.Header
+		Eventually(func() int {
+			st, raw, resp = callFull(api, http.MethodPost, "/v1/sessions/start", p.Key, startBody, nil)
+			return st
+		}).Should(Equal(http.StatusTooManyRequests))
+		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"QUOTA_EXCEEDED","error":"the project has 10 sessions that have not ended; its limit is 10 (concurrentSessions): end one, or retry later"}`))
+		Expect(resp.Get("Retry-After")).To(Equal("10"))
+		Consistently(sessions, "500ms").Should(Equal(quota.DefaultConcurrentSessions))
+
 	})
 
 	It("refuses a body over the limit with 413, creating nothing", func(ctx SpecContext) {

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
@@ -166,6 +167,9 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		s.resume(w, r, project, req.CloudSessionID, stream)
 		return
 	}
+	if !s.roomFor(w, r, project) {
+		return
+	}
 	req.ModelAPIKey = r.Header.Get(HeaderModelAPIKey)
 	// The id is the name: a random UUID is unguessable and a DNS label.
 	name := uuid.NewString()
@@ -196,6 +200,29 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		return
 	}
 	s.await(w, r, key, wake, true, stream)
+}
+
+// quotaRetryAfter is the Retry-After of a start refused for the project's
+// quota, in seconds: sessions end at their callers' pace, not the server's.
+const quotaRetryAfter = "10"
+
+// roomFor answers 429 QUOTA_EXCEEDED, and reports false, when the project
+// has no room for one more session (quota.Room). It counts from the cache:
+// two starts racing through two replicas may both pass, and the manager
+// then holds the later one back (QuotaExceeded) until the project has room.
+func (s *server) roomFor(w http.ResponseWriter, r *http.Request, project apikey.Project) bool {
+	var sessions v1alpha1.BrowserSessionList
+	if err := s.opts.Client.List(r.Context(), &sessions, client.InNamespace(project.Namespace)); err != nil {
+		s.log.Error(err, "listing sessions for quota", "namespace", project.Namespace)
+		writeInternal(w)
+		return false
+	}
+	ok, msg := quota.Room(s.opts.Quota.For(project.Namespace), sessions.Items)
+	if !ok {
+		w.Header().Set("Retry-After", quotaRetryAfter)
+		writeError(w, http.StatusTooManyRequests, CodeQuotaExceeded, msg)
+	}
+	return ok
 }
 
 // createWithSecrets creates obj, then its request Secrets with obj as their

@@ -147,6 +147,13 @@ func call(srv *httptest.Server, method, path, key, body string, headers map[stri
 
 // callRaw makes one request and returns the reply's status and bytes.
 func callRaw(srv *httptest.Server, method, path, key, body string, headers map[string]string) (int, []byte) {
+	status, raw, _ := callFull(srv, method, path, key, body, headers)
+	return status, raw
+}
+
+// callFull makes one request and returns the reply's status, bytes and
+// headers.
+func callFull(srv *httptest.Server, method, path, key, body string, headers map[string]string) (int, []byte, http.Header) {
 	req, err := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	if key != "" {
@@ -164,7 +171,7 @@ func callRaw(srv *httptest.Server, method, path, key, body string, headers map[s
 	raw, err := io.ReadAll(resp.Body)
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	ExpectWithOffset(2, resp.Header.Get("Content-Type")).To(Equal("application/json"))
-	return resp.StatusCode, raw
+	return resp.StatusCode, raw, resp.Header
 }
 
 // reply is a finished request of startAsync.

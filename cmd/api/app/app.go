@@ -38,6 +38,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
@@ -76,6 +77,8 @@ type Options struct {
 	// launchOptions.executablePath may name; the manager's
 	// --runner-allowed-executable list.
 	AllowedExecutables []string
+	// Quota bounds each project's sessions: the manager's --quota-* flags.
+	Quota quota.Config
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -97,6 +100,7 @@ func DefaultOptions() Options {
 		MaxBodyBytes:   server.DefaultMaxBodyBytes,
 		ShutdownGrace:  30 * time.Second,
 		CDPURLTTL:      server.DefaultCDPURLTTL,
+		Quota:          quota.DefaultConfig(),
 	}
 }
 
@@ -112,6 +116,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CDPKeyPreviousFile, "cdp-signing-key-previous-file", o.CDPKeyPreviousFile, "file holding the previous signing key, still accepted while a rotation completes")
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
+	o.Quota.AddFlags(fs)
 	fs.Func("allowed-executable", "absolute path of a browser binary a session's launchOptions.executablePath may name (the manager's --runner-allowed-executable list); repeatable; none by default, so start refuses every executablePath", func(v string) error {
 		if err := rpc.CheckAllowedExecutable(v); err != nil {
 			return err
@@ -241,6 +246,7 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		PublicURL:     opts.PublicURL,
 
 		AllowedExecutables: opts.AllowedExecutables,
+		Quota:              opts.Quota,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)

@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
 

@@ -98,19 +98,35 @@ type Options struct {
 	// launchOptions.executablePath may name: the manager's
 	// --runner-allowed-executable list. Empty: none (start answers 400).
 	AllowedExecutables []string
+	// Projects are the namespaces that are projects: a key counts only in
+	// one of them. Empty: every namespace (the API then needs cluster-wide
+	// rights). The cache must hold no other namespace (CacheOptions).
+	Projects []string
+	// RevocationCheck is how often the keys of open requests and CDP
+	// connections are checked; those of a revoked or expired key are
+	// closed. Zero: DefaultRevocationCheck.
+	RevocationCheck time.Duration
 	// Quota bounds each project's sessions; start refuses one beyond it.
 	// Zero: quota.DefaultConfig().
 	Quota quota.Config
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of
-// every namespace and, of Secrets, only API keys (apikey.Selector()), so that
+// the project namespaces (every namespace when projects is empty) and, of
+// Secrets, only API keys (apikey.Selector()), so that
 // the pod never holds the cluster's other Secrets. The request Secrets the
 // server creates are written and never read back, so they need no cache.
-func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+func CacheOptions(projects []string) cache.Options {
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Label: apikey.Selector()},
 	}}
+	if len(projects) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range projects {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // server holds what the handlers share.
@@ -128,6 +144,8 @@ type server struct {
 	// CDP connection still running stops.
 	abort     context.Context
 	abortFunc context.CancelFunc
+	held      holds
+	projects  map[string]bool
 }
 
 // Server is the API's http.Handler.
@@ -194,6 +212,17 @@ func New(opts Options) (*Server, error) {
 		}
 		if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
 			return nil, fmt.Errorf("server: watching %T: %w", obj, err)
+		}
+	}
+
+	if opts.RevocationCheck <= 0 {
+		opts.RevocationCheck = DefaultRevocationCheck
+	}
+	go s.sweepRevoked(s.abort, opts.RevocationCheck)
+	if len(opts.Projects) > 0 {
+		s.projects = map[string]bool{}
+		for _, ns := range opts.Projects {
+			s.projects[ns] = true
 		}
 	}
 
@@ -282,6 +311,11 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // authedHandler is a /v1 handler: it runs for an authenticated project.
+// isProject reports whether namespace is a project.
+func (s *server) isProject(namespace string) bool {
+	return s.projects == nil || s.projects[namespace]
+}
+
 type authedHandler func(w http.ResponseWriter, r *http.Request, project apikey.Project)
 
 // authed checks the API key before h. Every refused key gets the same 401,
@@ -300,7 +334,18 @@ func (s *server) authed(h authedHandler) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "cannot check the API key right now; retry")
 			return
 		}
-		h(w, r, project)
+		if !s.isProject(project.Namespace) {
+			// The API pod's cache holds no key outside its projects; this
+			// is a second lock on the same door.
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, apikey.ErrInvalidKey.Error())
+			return
+		}
+		// Held under the key until it ends, so that revoking the key ends it.
+		ctx, cancel := context.WithCancel(withProject(r.Context(), project))
+		defer cancel()
+		release := s.held.hold(project, cancel)
+		defer release()
+		h(w, r.WithContext(ctx), project)
 	}
 }
 

@@ -26,11 +26,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,6 +86,35 @@ var _ = Describe("probes", func() {
 })
 
 var _ = Describe("authentication", func() {
+	It("counts a key only in a project namespace", func(ctx SpecContext) {
+		elsewhere := newProject(ctx)
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theProject}})).To(Succeed())
+		key, _, err := apikey.Create(ctx, k8sClient, theProject, "in the project", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int {
+			st, _ := callRaw(apiProjects, http.MethodGet, "/v1/sessions", key, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+		st, raw := callRaw(apiProjects, http.MethodGet, "/v1/sessions", elsewhere.Key, "", nil)
+		Expect(st).To(Equal(http.StatusUnauthorized))
+		Expect(string(raw)).To(MatchJSON(unauthorized))
+	})
+
+	It("refuses a CDP URL for no session without a read past its cache", func(ctx SpecContext) {
+		p := newProject(ctx)
+		before := apiReads.n.Load()
+		for _, path := range []string{
+			"/v1/sessions/" + uuid.NewString() + "/devtools/browser/v2.1800000000.AAAA?project=" + p.Namespace + "&key=" + p.KeyID,
+			"/v1/sessions/" + uuid.NewString() + "/devtools/browser/v2.1800000000.AAAA?project=default&key=0123456789abcdef",
+			"/v1/sessions/x/devtools/browser/t",
+		} {
+			st, raw := callRaw(apiCDP, http.MethodGet, path, "", "", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"})
+			Expect(st).To(Equal(http.StatusUnauthorized))
+			Expect(string(raw)).To(MatchJSON(`{"success":false,"error":"missing or invalid CDP token","code":"UNAUTHORIZED"}`))
+		}
+		Expect(apiReads.n.Load()).To(Equal(before), "reads that reached the API server")
+	})
+
 	It("refuses missing, wrong, malformed and revoked keys alike, and accepts a valid one", func(ctx SpecContext) {
 		p := newProject(ctx)
 		wrong, _, err := apikey.Create(ctx, k8sClient, p.Namespace, "to be revoked", nil)

@@ -38,6 +38,8 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	// CodeSessionEnded (409): the session is ending, ended or failed.
 	CodeSessionEnded = "SESSION_ENDED"
+	// CodeRequestTimeout (408): the body did not arrive in time.
+	CodeRequestTimeout = "REQUEST_TIMEOUT"
 	// CodePayloadTooLarge (413): the body is over the server's limit.
 	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
 	// CodeQuotaExceeded (429): the project has as many sessions as its

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,8 @@ const (
 	// start body needs, small enough that a flood of them cannot exhaust
 	// the pod's memory.
 	DefaultMaxBodyBytes int64 = 1 << 20
+	// DefaultBodyReadTimeout bounds reading a request body.
+	DefaultBodyReadTimeout = 30 * time.Second
 )
 
 // Headers the server reads.
@@ -102,6 +105,9 @@ type Options struct {
 	// one of them. Empty: every namespace (the API then needs cluster-wide
 	// rights). The cache must hold no other namespace (CacheOptions).
 	Projects []string
+	// BodyReadTimeout bounds reading a request's body. Zero:
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// RevocationCheck is how often the keys of open requests and CDP
 	// connections are checked; those of a revoked or expired key are
 	// closed. Zero: DefaultRevocationCheck.
@@ -184,6 +190,12 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if opts.RevocationCheck <= 0 {
+		opts.RevocationCheck = DefaultRevocationCheck
+	}
 	if opts.Quota.Default == (quota.Limits{}) {
 		opts.Quota = quota.DefaultConfig()
 	}
@@ -215,9 +227,6 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 
-	if opts.RevocationCheck <= 0 {
-		opts.RevocationCheck = DefaultRevocationCheck
-	}
 	go s.sweepRevoked(s.abort, opts.RevocationCheck)
 	if len(opts.Projects) > 0 {
 		s.projects = map[string]bool{}
@@ -352,11 +361,30 @@ func (s *server) authed(h authedHandler) http.HandlerFunc {
 // readBody reads the body within MaxBodyBytes. It writes the 413 itself and
 // returns ok=false then, or on a broken body (400).
 func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	// A body that trickles in holds a connection and a goroutine: it gets
+	// BodyReadTimeout in all. (The server's ReadHeaderTimeout bounds the
+	// headers; a server-wide ReadTimeout would also cut CDP connections.)
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout)); err != nil {
+		s.log.V(1).Info("cannot bound the body read", "error", err.Error())
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		// Lifted again: net/http watches the connection for the client
+		// going away while a reply streams, and a deadline would end it;
+		// and the connection may serve a next request.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
 			fmt.Sprintf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+		return nil, false
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The rest of the body is not waited for either.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", s.opts.BodyReadTimeout))
 		return nil, false
 	}
 	if err != nil {

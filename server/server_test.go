@@ -17,11 +17,15 @@ limitations under the License.
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -98,6 +102,29 @@ var _ = Describe("authentication", func() {
 		st, raw := callRaw(apiProjects, http.MethodGet, "/v1/sessions", elsewhere.Key, "", nil)
 		Expect(st).To(Equal(http.StatusUnauthorized))
 		Expect(string(raw)).To(MatchJSON(unauthorized))
+	})
+
+	It("gives up on a body that does not arrive, answering 408", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theProject}})).To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
+		key, _, err := apikey.Create(ctx, k8sClient, theProject, "slow client", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int {
+			st, _ := callRaw(apiProjects, http.MethodGet, "/v1/sessions", key, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+		conn, err := net.Dial("tcp", apiProjects.Listener.Addr().String())
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = conn.Close() }()
+		// Headers promise 100 bytes; one arrives.
+		_, err = fmt.Fprintf(conn, "POST /v1/sessions/start HTTP/1.1\r\nHost: api\r\nx-svc-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", key)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conn.SetReadDeadline(time.Now().Add(30 * time.Second))).To(Succeed())
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		Expect(err).NotTo(HaveOccurred(), "the server answered before the client's own deadline")
+		defer func() { _ = resp.Body.Close() }()
+		raw, _ := io.ReadAll(resp.Body)
+		Expect(resp.StatusCode).To(Equal(http.StatusRequestTimeout))
+		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"REQUEST_TIMEOUT","error":"the request body did not arrive within 1s"}`))
 	})
 
 	It("refuses a CDP URL for no session without a read past its cache", func(ctx SpecContext) {
@@ -267,6 +294,11 @@ var _ = Describe("POST /v1/sessions/start", func() {
 			Expect(k8sClient.List(ctx, &list, client.InNamespace(p.Namespace))).To(Succeed())
 			return len(list.Items)
 		}
+		// The API's cache has them all.
+		Eventually(func() []any {
+			_, m := call(api, http.MethodGet, "/v1/sessions", p.Key, "", nil)
+			return m["data"].(map[string]any)["sessions"].([]any)
+		}).Should(HaveLen(quota.DefaultConcurrentSessions))
 		var st int
 		var raw []byte
 		var resp http.Header
@@ -414,6 +446,47 @@ var _ = Describe("GET /v1/sessions", func() {
 		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m["issues"]).To(ConsistOf(HaveKeyWithValue("path", "colour"), HaveKeyWithValue("path", "phase")))
+	})
+
+	It("pages the list with limit and continue, in the list's order", func(ctx SpecContext) {
+		p := newProject(ctx)
+		for _, name := range []string{"a", "b", "c", "d", "e"} {
+			Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession(name, p.Namespace).Obj())).To(Succeed())
+		}
+		page := func(query string) ([]string, string) {
+			GinkgoHelper()
+			st, m := call(api, http.MethodGet, "/v1/sessions"+query, p.Key, "", nil)
+			Expect(st).To(Equal(http.StatusOK), "%v", m)
+			data := m["data"].(map[string]any)
+			var out []string
+			for _, s := range data["sessions"].([]any) {
+				out = append(out, s.(map[string]any)["sessionId"].(string))
+			}
+			next, _ := data["continue"].(string)
+			return out, next
+		}
+		Eventually(func() []string { ids, _ := page(""); return ids }).Should(HaveLen(5))
+		all, next := page("")
+		Expect(next).To(BeEmpty(), "one page holds them all")
+
+		var paged []string
+		query := "?limit=2"
+		for range 3 {
+			ids, next := page(query)
+			Expect(len(ids)).To(BeNumerically("<=", 2))
+			paged = append(paged, ids...)
+			if next == "" {
+				break
+			}
+			query = "?limit=2&continue=" + url.QueryEscape(next)
+		}
+		Expect(paged).To(Equal(all))
+
+		for _, bad := range []string{"?limit=0", "?limit=501", "?limit=x", "?continue=nonsense"} {
+			st, m := call(api, http.MethodGet, "/v1/sessions"+bad, p.Key, "", nil)
+			Expect(st).To(Equal(http.StatusBadRequest), bad)
+			Expect(m["issues"]).To(HaveLen(1), bad)
+		}
 	})
 })
 

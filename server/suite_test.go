@@ -61,7 +61,7 @@ var (
 	// apiFaulty's client fails creates as faults says.
 	apiFaulty *httptest.Server
 	faults    faultyCreates
-	// apiProjects serves only theProject.
+	// apiProjects serves only theProject, and waits a second for a body.
 	apiProjects *httptest.Server
 	// apiCDP signs cdpUrls; apiReads counts its reads past the cache.
 	apiCDP   *httptest.Server
@@ -128,6 +128,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	apiProjects = httptest.NewServer(newHandler(0, mgr.GetClient(), func(o *server.Options) {
 		o.Projects = []string{theProject}
+		o.BodyReadTimeout = time.Second
 	}))
 	apiCDP = httptest.NewServer(newHandler(0, mgr.GetClient(), func(o *server.Options) {
 		o.CDPSigner = signer

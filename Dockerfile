@@ -26,6 +26,7 @@ RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
+COPY quota/ quota/
 COPY runner/ runner/
 COPY server/ server/
 # Static binaries: the controller image has no libc.

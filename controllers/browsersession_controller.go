@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 )
 
 // StopBrowserFinalizer keeps a BrowserSession until its browser has stopped
@@ -89,6 +90,7 @@ type BrowserSessionReconciler struct {
 	Recorder  events.EventRecorder
 	Runner    RunnerConfig
 	Sessions  SessionConfig
+	Quota     quota.Config
 	Clock     clock.PassiveClock
 }
 
@@ -181,6 +183,9 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		if waiting, err := r.checkSecretRefs(ctx, s, now); err != nil || waiting {
 			return err
 		}
+		if waiting, err := r.checkQuota(ctx, s, now); err != nil || waiting {
+			return err
+		}
 		if err := r.createTokenSecret(ctx, s); err != nil {
 			return err
 		}
@@ -208,12 +213,49 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 	return nil
 }
 
-// startupDeadline is when a session that has never been ready fails.
+// startupDeadline is when a session that has never been ready fails: the
+// startup timeout after its creation or, if it waited for its quota, after
+// it got its turn.
 func (r *BrowserSessionReconciler) startupDeadline(s *v1alpha1.BrowserSession) (time.Time, bool) {
 	if r.Sessions.StartupTimeout <= 0 || s.Status.StartedAt != nil || sessionOver(&s.Status) {
 		return time.Time{}, false
 	}
-	return s.CreationTimestamp.Add(r.Sessions.StartupTimeout), true
+	from := s.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.BrowserSessionConditionQuotaExceeded); c != nil {
+		if c.Status == metav1.ConditionTrue {
+			return time.Time{}, false
+		}
+		from = c.LastTransitionTime.Time
+	}
+	return from.Add(r.Sessions.StartupTimeout), true
+}
+
+// checkQuota holds back a session its project's quota has no room for
+// (quota.Place): it waits, with QuotaExceeded True, until a session of the
+// project ends (sessionsWaitingForQuota brings it back), or fails when the
+// project has too many live sessions. It reports whether the session may
+// not start yet.
+func (r *BrowserSessionReconciler) checkQuota(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
+	var sessions v1alpha1.BrowserSessionList
+	if err := r.Client.List(ctx, &sessions, client.InNamespace(s.Namespace)); err != nil {
+		return false, fmt.Errorf("listing the project's sessions: %w", err)
+	}
+	verdict, msg := quota.Place(r.Quota.For(s.Namespace), sessions.Items, s)
+	switch verdict {
+	case quota.Refuse:
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionQuotaExceeded, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonQuotaExceeded, msg)
+		markFailed(s, v1alpha1.BrowserSessionReasonQuotaExceeded, msg+"; no runner pod was created", now)
+		return true, nil
+	case quota.Wait:
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionQuotaExceeded, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonQuotaExceeded, msg)
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonQuotaExceeded, msg)
+		s.Status.Message = msg
+		return true, nil
+	}
+	if meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionQuotaExceeded) {
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionQuotaExceeded, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonQuotaAdmitted, "the project's quota let the session have a browser")
+	}
+	return false, nil
 }
 
 // checkSecretRefs holds back a session that references a Secret that has
@@ -526,6 +568,9 @@ func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		// A Secret that opts in wakes the sessions that wait for it.
 		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.sessionsOfSecret)).
+		// A session that ends or goes makes room for those waiting for
+		// their project's quota.
+		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.sessionsWaitingForQuota)).
 		Named("browsersession").
 		Complete(r)
 }
@@ -541,6 +586,24 @@ func (r *BrowserSessionReconciler) sessionsOfSecret(ctx context.Context, o clien
 	reqs := make([]reconcile.Request, 0, len(sessions.Items))
 	for _, s := range sessions.Items {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+	}
+	return reqs
+}
+
+// sessionsWaitingForQuota are the sessions of o's namespace that wait for
+// their project's quota.
+func (r *BrowserSessionReconciler) sessionsWaitingForQuota(ctx context.Context, o client.Object) []reconcile.Request {
+	var sessions v1alpha1.BrowserSessionList
+	if err := r.Client.List(ctx, &sessions, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the sessions waiting for quota", "namespace", o.GetNamespace())
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range sessions.Items {
+		s := &sessions.Items[i]
+		if s.Status.PodName == "" && !sessionOver(&s.Status) && meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionQuotaExceeded) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+		}
 	}
 	return reqs
 }

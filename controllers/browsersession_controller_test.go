@@ -598,6 +598,46 @@ var _ = Describe("BrowserSession secret references", func() {
 	})
 })
 
+var _ = Describe("BrowserSession quota", func() {
+	It("holds a project's sessions beyond its browsers back in creation order, and fails those beyond its live sessions", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: quotaProject}})).To(Succeed())
+		keys := make([]types.NamespacedName, 4)
+		for i := range keys {
+			s := wrappers.MakeBrowserSession(fmt.Sprintf("q%d", i), quotaProject).Obj()
+			Expect(k8sClient.Create(ctx, s)).To(Succeed())
+			keys[i] = client.ObjectKeyFromObject(s)
+			if i == 1 {
+				// Two browsers: the first two start.
+				Eventually(phase(ctx, keys[0])).Should(Equal(v1alpha1.BrowserSessionStarting))
+				Eventually(phase(ctx, keys[1])).Should(Equal(v1alpha1.BrowserSessionStarting))
+			}
+			if i == 2 {
+				Eventually(conditions(ctx, keys[2])).Should(HaveCondition(v1alpha1.BrowserSessionConditionQuotaExceeded, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonQuotaExceeded))
+			}
+		}
+
+		By("the third waits, Pending, without a pod")
+		Expect(phase(ctx, keys[2])(Default)).To(Equal(v1alpha1.BrowserSessionPending))
+		Expect(session(ctx, keys[2])(Default).Status.Message).To(Equal(
+			"waiting for a browser: the project has 2 sessions running and 0 waiting ahead of this one, its limit is 2 (concurrentSessions)"))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, podKey(keys[2]), &corev1.Pod{}))).To(BeTrue())
+
+		By("the fourth fails: three live sessions are the project's limit")
+		Eventually(phase(ctx, keys[3])).Should(Equal(v1alpha1.BrowserSessionFailed))
+		Expect(conditions(ctx, keys[3])(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonQuotaExceeded))
+		Expect(session(ctx, keys[3])(Default).Status.Message).To(ContainSubstring("3 live sessions created before this one, its limit is 3 (liveSessions)"))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, podKey(keys[3]), &corev1.Pod{}))).To(BeTrue())
+
+		By("ending the first gives the third its browser")
+		Consistently(phase(ctx, keys[2]), time.Second).Should(Equal(v1alpha1.BrowserSessionPending))
+		endSession(ctx, keys[0])
+		Eventually(phase(ctx, keys[0])).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Eventually(phase(ctx, keys[2])).Should(Equal(v1alpha1.BrowserSessionStarting))
+		Expect(conditions(ctx, keys[2])(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionQuotaExceeded, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonQuotaAdmitted))
+		Expect(k8sClient.Get(ctx, podKey(keys[2]), &corev1.Pod{})).To(Succeed())
+	})
+})
+
 var _ = Describe("BrowserSession startup deadline", func() {
 	It("fails a session whose pod is not ready in time with the pod's own words, and deletes the pod", func(ctx SpecContext) {
 		ns := newNamespace(ctx)

@@ -51,8 +51,7 @@ func sessionPhase(st *v1alpha1.BrowserSessionStatus) v1alpha1.BrowserSessionPhas
 
 // sessionOver reports whether the session reached a terminal state.
 func sessionOver(st *v1alpha1.BrowserSessionStatus) bool {
-	return meta.IsStatusConditionTrue(st.Conditions, v1alpha1.BrowserSessionConditionFailed) ||
-		meta.IsStatusConditionTrue(st.Conditions, v1alpha1.BrowserSessionConditionEnded)
+	return st.Finished()
 }
 
 func setSessionCondition(s *v1alpha1.BrowserSession, typ string, status metav1.ConditionStatus, reason, message string) {

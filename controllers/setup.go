@@ -31,12 +31,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 )
 
 // Options configure the controllers.
 type Options struct {
 	Runner   RunnerConfig
 	Sessions SessionConfig
+	// Quota bounds each project's sessions.
+	Quota quota.Config
 	// TaskSessionWait is how long an AgentTask waits for its session to
 	// exist before it fails.
 	TaskSessionWait time.Duration
@@ -44,13 +47,14 @@ type Options struct {
 
 // DefaultOptions are the options the manager's flags default to.
 func DefaultOptions() Options {
-	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig(), TaskSessionWait: 30 * time.Second}
+	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig(), Quota: quota.DefaultConfig(), TaskSessionWait: 30 * time.Second}
 }
 
 // AddFlags binds the options to command-line flags.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
 	o.Runner.AddFlags(fs)
 	o.Sessions.AddFlags(fs)
+	o.Quota.AddFlags(fs)
 	fs.DurationVar(&o.TaskSessionWait, "task-session-wait", o.TaskSessionWait, "how long an AgentTask waits for its session to exist before it fails")
 }
 
@@ -73,6 +77,9 @@ func CacheOptions() cache.Options {
 
 // SetupWithManager registers the field indexes and every controller.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := opts.Quota.Validate(); err != nil {
+		return err
+	}
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
@@ -83,6 +90,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Recorder:  mgr.GetEventRecorder("browsersession-controller"),
 		Runner:    opts.Runner,
 		Sessions:  opts.Sessions,
+		Quota:     opts.Quota,
 		Clock:     clock.RealClock{},
 	}
 	if err := sessions.SetupWithManager(mgr); err != nil {

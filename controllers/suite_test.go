@@ -32,6 +32,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
 
@@ -50,6 +51,9 @@ const (
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"
+	// quotaProject is the one project with a quota of its own: two
+	// sessions with a browser, three live.
+	quotaProject = "bf-quota"
 )
 
 var (
@@ -84,6 +88,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
 	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout}
 	opts.TaskSessionWait = taskSessionWait
+	opts.Quota.Projects = map[string]quota.Limits{quotaProject: {ConcurrentSessions: 2, LiveSessions: 3}}
 	runnerCfg = opts.Runner
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
 		return controllers.SetupWithManager(ctx, mgr, opts)

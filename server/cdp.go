@@ -24,8 +24,13 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 )
 
@@ -45,6 +50,10 @@ const CDPPathPattern = "/v1/sessions/{id}/devtools/browser/{token}"
 // room for the session only, and a session is named within its project.
 const cdpQueryProject = "project"
 
+// cdpQueryKey names the API key that asked for a CDP URL: its token is
+// bound to that key and stops working when the key is revoked.
+const cdpQueryKey = "key"
+
 // DefaultCDPURLTTL bounds how long a cdpUrl may be used to connect; a
 // connection made in time lasts as long as the session.
 const DefaultCDPURLTTL = time.Hour
@@ -53,7 +62,8 @@ const DefaultCDPURLTTL = time.Hour
 // when the server signs none. Its host is Options.PublicURL's, else the one
 // the client used to reach this server.
 func (s *server) cdpURL(r *http.Request, bs *v1alpha1.BrowserSession) *string {
-	if s.opts.CDPSigner == nil {
+	project, ok := projectOf(r.Context())
+	if s.opts.CDPSigner == nil || !ok {
 		return nil
 	}
 	expires := time.Now().Add(s.opts.CDPURLTTL)
@@ -61,9 +71,9 @@ func (s *server) cdpURL(r *http.Request, bs *v1alpha1.BrowserSession) *string {
 		expires = e.Time
 	}
 	u := s.publicBase(r)
-	tok := s.opts.CDPSigner.Sign(bs.Namespace, bs.Name, string(bs.UID), expires)
+	tok := s.opts.CDPSigner.Sign(bs.Namespace, bs.Name, string(bs.UID), project.KeyID, expires)
 	u.Path = strings.TrimRight(u.Path, "/") + "/v1/sessions/" + bs.Name + "/devtools/browser/" + tok
-	u.RawQuery = url.Values{cdpQueryProject: {bs.Namespace}}.Encode()
+	u.RawQuery = url.Values{cdpQueryProject: {bs.Namespace}, cdpQueryKey: {project.KeyID}}.Encode()
 	str := u.String()
 	return &str
 }
@@ -112,29 +122,43 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "this server hands out no CDP URLs")
 		return
 	}
-	ns, id, tok := r.URL.Query().Get(cdpQueryProject), r.PathValue("id"), r.PathValue("token")
-	if ns == "" || tok == "" {
+	q := r.URL.Query()
+	if q.Get(cdpQueryProject) == "" {
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
 		return
 	}
-	bs, err := s.lookup(r.Context(), ns, id)
-	if err != nil {
-		s.log.Error(err, "getting session for cdp", "namespace", ns)
-		writeInternal(w)
+	project := apikey.Project{Namespace: q.Get(cdpQueryProject), KeyID: q.Get(cdpQueryKey)}
+	id, tok := r.PathValue("id"), r.PathValue("token")
+	// A token for no session, a bad token and a revoked key's token answer
+	// alike, so that the endpoint tells nothing about which sessions and
+	// keys exist. Everything up to the runner token is read from the cache:
+	// an unauthenticated caller makes no request to the API server.
+	refuse := func() { writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token") }
+	if !s.isProject(project.Namespace) || project.KeyID == "" || tok == "" || len(validation.IsDNS1123Label(id)) > 0 {
+		refuse()
 		return
 	}
-	// A token for no session and a bad token answer alike, so that the
-	// endpoint tells nothing about which sessions exist.
-	if bs == nil {
-		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
+	bs := &v1alpha1.BrowserSession{}
+	if err := s.opts.Client.Get(r.Context(), types.NamespacedName{Namespace: project.Namespace, Name: id}, bs); err != nil {
+		if !apierrors.IsNotFound(err) {
+			s.log.Error(err, "getting session for cdp", "namespace", project.Namespace)
+		}
+		refuse()
 		return
 	}
-	switch err := s.opts.CDPSigner.Verify(tok, bs.Namespace, bs.Name, string(bs.UID), time.Now()); {
+	switch err := s.opts.CDPSigner.Verify(tok, bs.Namespace, bs.Name, string(bs.UID), project.KeyID, time.Now()); {
 	case errors.Is(err, cdptoken.ErrExpired):
 		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "the CDP URL has expired; get a fresh one from GET /v1/sessions/{id}")
 		return
 	case err != nil:
-		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
+		refuse()
+		return
+	}
+	if ok, err := s.opts.Authenticator.Valid(r.Context(), project); err != nil || !ok {
+		if err != nil {
+			s.log.Error(err, "checking the api key of a cdp url", "namespace", project.Namespace)
+		}
+		refuse()
 		return
 	}
 	if refuseUnready(w, bs) {
@@ -178,6 +202,10 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 	// one that http.Server.Shutdown waits for or closes.
 	ctx, cancel := s.operationContext(r.Context())
 	defer cancel()
-	s.log.V(1).Info("cdp connection", "namespace", bs.Namespace, "session", bs.Name)
+	// Held under the key that asked for the URL: revoking it closes the
+	// connection.
+	release := s.held.hold(project, cancel)
+	defer release()
+	s.log.V(1).Info("cdp connection", "namespace", bs.Namespace, "session", bs.Name, "key", project.KeyID)
 	proxy.ServeHTTP(w, r.WithContext(ctx))
 }

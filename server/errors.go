@@ -38,8 +38,13 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	// CodeSessionEnded (409): the session is ending, ended or failed.
 	CodeSessionEnded = "SESSION_ENDED"
+	// CodeRequestTimeout (408): the body did not arrive in time.
+	CodeRequestTimeout = "REQUEST_TIMEOUT"
 	// CodePayloadTooLarge (413): the body is over the server's limit.
 	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// CodeQuotaExceeded (429): the project has as many sessions as its
+	// quota allows; Retry-After says when to try again.
+	CodeQuotaExceeded = "QUOTA_EXCEEDED"
 	// CodeInternal (500): the server's fault; the message says no more.
 	CodeInternal = "INTERNAL"
 	// CodeSessionFailed (502): the session's browser failed to start; the

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
@@ -47,6 +49,8 @@ const (
 	// start body needs, small enough that a flood of them cannot exhaust
 	// the pod's memory.
 	DefaultMaxBodyBytes int64 = 1 << 20
+	// DefaultBodyReadTimeout bounds reading a request body.
+	DefaultBodyReadTimeout = 30 * time.Second
 )
 
 // Headers the server reads.
@@ -97,16 +101,38 @@ type Options struct {
 	// launchOptions.executablePath may name: the manager's
 	// --runner-allowed-executable list. Empty: none (start answers 400).
 	AllowedExecutables []string
+	// Projects are the namespaces that are projects: a key counts only in
+	// one of them. Empty: every namespace (the API then needs cluster-wide
+	// rights). The cache must hold no other namespace (CacheOptions).
+	Projects []string
+	// BodyReadTimeout bounds reading a request's body. Zero:
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
+	// RevocationCheck is how often the keys of open requests and CDP
+	// connections are checked; those of a revoked or expired key are
+	// closed. Zero: DefaultRevocationCheck.
+	RevocationCheck time.Duration
+	// Quota bounds each project's sessions; start refuses one beyond it.
+	// Zero: quota.DefaultConfig().
+	Quota quota.Config
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of
-// every namespace and, of Secrets, only API keys (apikey.Selector()), so that
+// the project namespaces (every namespace when projects is empty) and, of
+// Secrets, only API keys (apikey.Selector()), so that
 // the pod never holds the cluster's other Secrets. The request Secrets the
 // server creates are written and never read back, so they need no cache.
-func CacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+func CacheOptions(projects []string) cache.Options {
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}: {Label: apikey.Selector()},
 	}}
+	if len(projects) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range projects {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }
 
 // server holds what the handlers share.
@@ -124,6 +150,8 @@ type server struct {
 	// CDP connection still running stops.
 	abort     context.Context
 	abortFunc context.CancelFunc
+	held      holds
+	projects  map[string]bool
 }
 
 // Server is the API's http.Handler.
@@ -162,6 +190,18 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if opts.RevocationCheck <= 0 {
+		opts.RevocationCheck = DefaultRevocationCheck
+	}
+	if opts.Quota.Default == (quota.Limits{}) {
+		opts.Quota = quota.DefaultConfig()
+	}
+	if err := opts.Quota.Validate(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	if opts.CDPURLTTL <= 0 {
 		opts.CDPURLTTL = DefaultCDPURLTTL
 	}
@@ -184,6 +224,14 @@ func New(opts Options) (*Server, error) {
 		}
 		if _, err := inf.AddEventHandler(s.hub.handler()); err != nil {
 			return nil, fmt.Errorf("server: watching %T: %w", obj, err)
+		}
+	}
+
+	go s.sweepRevoked(s.abort, opts.RevocationCheck)
+	if len(opts.Projects) > 0 {
+		s.projects = map[string]bool{}
+		for _, ns := range opts.Projects {
+			s.projects[ns] = true
 		}
 	}
 
@@ -272,6 +320,11 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // authedHandler is a /v1 handler: it runs for an authenticated project.
+// isProject reports whether namespace is a project.
+func (s *server) isProject(namespace string) bool {
+	return s.projects == nil || s.projects[namespace]
+}
+
 type authedHandler func(w http.ResponseWriter, r *http.Request, project apikey.Project)
 
 // authed checks the API key before h. Every refused key gets the same 401,
@@ -290,18 +343,48 @@ func (s *server) authed(h authedHandler) http.HandlerFunc {
 			writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "cannot check the API key right now; retry")
 			return
 		}
-		h(w, r, project)
+		if !s.isProject(project.Namespace) {
+			// The API pod's cache holds no key outside its projects; this
+			// is a second lock on the same door.
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, apikey.ErrInvalidKey.Error())
+			return
+		}
+		// Held under the key until it ends, so that revoking the key ends it.
+		ctx, cancel := context.WithCancel(withProject(r.Context(), project))
+		defer cancel()
+		release := s.held.hold(project, cancel)
+		defer release()
+		h(w, r.WithContext(ctx), project)
 	}
 }
 
 // readBody reads the body within MaxBodyBytes. It writes the 413 itself and
 // returns ok=false then, or on a broken body (400).
 func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	// A body that trickles in holds a connection and a goroutine: it gets
+	// BodyReadTimeout in all. (The server's ReadHeaderTimeout bounds the
+	// headers; a server-wide ReadTimeout would also cut CDP connections.)
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout)); err != nil {
+		s.log.V(1).Info("cannot bound the body read", "error", err.Error())
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		// Lifted again: net/http watches the connection for the client
+		// going away while a reply streams, and a deadline would end it;
+		// and the connection may serve a next request.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
 			fmt.Sprintf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+		return nil, false
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The rest of the body is not waited for either.
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", s.opts.BodyReadTimeout))
 		return nil, false
 	}
 	if err != nil {

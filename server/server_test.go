@@ -17,23 +17,31 @@ limitations under the License.
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 	"github.com/browserfleet/browserfleet/test/wrappers"
@@ -82,6 +90,58 @@ var _ = Describe("probes", func() {
 })
 
 var _ = Describe("authentication", func() {
+	It("counts a key only in a project namespace", func(ctx SpecContext) {
+		elsewhere := newProject(ctx)
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theProject}})).To(Succeed())
+		key, _, err := apikey.Create(ctx, k8sClient, theProject, "in the project", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int {
+			st, _ := callRaw(apiProjects, http.MethodGet, "/v1/sessions", key, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+		st, raw := callRaw(apiProjects, http.MethodGet, "/v1/sessions", elsewhere.Key, "", nil)
+		Expect(st).To(Equal(http.StatusUnauthorized))
+		Expect(string(raw)).To(MatchJSON(unauthorized))
+	})
+
+	It("gives up on a body that does not arrive, answering 408", func(ctx SpecContext) {
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: theProject}})).To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
+		key, _, err := apikey.Create(ctx, k8sClient, theProject, "slow client", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() int {
+			st, _ := callRaw(apiProjects, http.MethodGet, "/v1/sessions", key, "", nil)
+			return st
+		}).Should(Equal(http.StatusOK))
+		conn, err := net.Dial("tcp", apiProjects.Listener.Addr().String())
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = conn.Close() }()
+		// Headers promise 100 bytes; one arrives.
+		_, err = fmt.Fprintf(conn, "POST /v1/sessions/start HTTP/1.1\r\nHost: api\r\nx-svc-api-key: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{", key)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conn.SetReadDeadline(time.Now().Add(30 * time.Second))).To(Succeed())
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		Expect(err).NotTo(HaveOccurred(), "the server answered before the client's own deadline")
+		defer func() { _ = resp.Body.Close() }()
+		raw, _ := io.ReadAll(resp.Body)
+		Expect(resp.StatusCode).To(Equal(http.StatusRequestTimeout))
+		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"REQUEST_TIMEOUT","error":"the request body did not arrive within 1s"}`))
+	})
+
+	It("refuses a CDP URL for no session without a read past its cache", func(ctx SpecContext) {
+		p := newProject(ctx)
+		before := apiReads.n.Load()
+		for _, path := range []string{
+			"/v1/sessions/" + uuid.NewString() + "/devtools/browser/v2.1800000000.AAAA?project=" + p.Namespace + "&key=" + p.KeyID,
+			"/v1/sessions/" + uuid.NewString() + "/devtools/browser/v2.1800000000.AAAA?project=default&key=0123456789abcdef",
+			"/v1/sessions/x/devtools/browser/t",
+		} {
+			st, raw := callRaw(apiCDP, http.MethodGet, path, "", "", map[string]string{"Upgrade": "websocket", "Connection": "Upgrade"})
+			Expect(st).To(Equal(http.StatusUnauthorized))
+			Expect(string(raw)).To(MatchJSON(`{"success":false,"error":"missing or invalid CDP token","code":"UNAUTHORIZED"}`))
+		}
+		Expect(apiReads.n.Load()).To(Equal(before), "reads that reached the API server")
+	})
+
 	It("refuses missing, wrong, malformed and revoked keys alike, and accepts a valid one", func(ctx SpecContext) {
 		p := newProject(ctx)
 		wrong, _, err := apikey.Create(ctx, k8sClient, p.Namespace, "to be revoked", nil)
@@ -223,6 +283,35 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
 	})
 
+	It("refuses a start beyond the project's quota with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", func(ctx SpecContext) {
+		p := newProject(ctx)
+		// The default quota: ten sessions that have not ended.
+		for i := range quota.DefaultConcurrentSessions {
+			Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession(fmt.Sprintf("s%d", i), p.Namespace).Obj())).To(Succeed())
+		}
+		sessions := func() int {
+			var list v1alpha1.BrowserSessionList
+			Expect(k8sClient.List(ctx, &list, client.InNamespace(p.Namespace))).To(Succeed())
+			return len(list.Items)
+		}
+		// The API's cache has them all.
+		Eventually(func() []any {
+			_, m := call(api, http.MethodGet, "/v1/sessions", p.Key, "", nil)
+			return m["data"].(map[string]any)["sessions"].([]any)
+		}).Should(HaveLen(quota.DefaultConcurrentSessions))
+		var st int
+		var raw []byte
+		var resp http.Header
+		Eventually(func() int {
+			st, raw, resp = callFull(api, http.MethodPost, "/v1/sessions/start", p.Key, startBody, nil)
+			return st
+		}).Should(Equal(http.StatusTooManyRequests))
+		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"QUOTA_EXCEEDED","error":"the project has 10 sessions that have not ended; its limit is 10 (concurrentSessions): end one, or retry later"}`))
+		Expect(resp.Get("Retry-After")).To(Equal("10"))
+		Consistently(sessions, "500ms").Should(Equal(quota.DefaultConcurrentSessions))
+
+	})
+
 	It("refuses a body over the limit with 413, creating nothing", func(ctx SpecContext) {
 		p := newProject(ctx)
 		big := `{"modelName": "openai/gpt-4.1-mini", "systemPrompt": "` + strings.Repeat("a", 1<<20) + `"}`
@@ -357,6 +446,47 @@ var _ = Describe("GET /v1/sessions", func() {
 		st, m = call(api, http.MethodGet, "/v1/sessions?phase=Bogus&colour=red", p.Key, "", nil)
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m["issues"]).To(ConsistOf(HaveKeyWithValue("path", "colour"), HaveKeyWithValue("path", "phase")))
+	})
+
+	It("pages the list with limit and continue, in the list's order", func(ctx SpecContext) {
+		p := newProject(ctx)
+		for _, name := range []string{"a", "b", "c", "d", "e"} {
+			Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession(name, p.Namespace).Obj())).To(Succeed())
+		}
+		page := func(query string) ([]string, string) {
+			GinkgoHelper()
+			st, m := call(api, http.MethodGet, "/v1/sessions"+query, p.Key, "", nil)
+			Expect(st).To(Equal(http.StatusOK), "%v", m)
+			data := m["data"].(map[string]any)
+			var out []string
+			for _, s := range data["sessions"].([]any) {
+				out = append(out, s.(map[string]any)["sessionId"].(string))
+			}
+			next, _ := data["continue"].(string)
+			return out, next
+		}
+		Eventually(func() []string { ids, _ := page(""); return ids }).Should(HaveLen(5))
+		all, next := page("")
+		Expect(next).To(BeEmpty(), "one page holds them all")
+
+		var paged []string
+		query := "?limit=2"
+		for range 3 {
+			ids, next := page(query)
+			Expect(len(ids)).To(BeNumerically("<=", 2))
+			paged = append(paged, ids...)
+			if next == "" {
+				break
+			}
+			query = "?limit=2&continue=" + url.QueryEscape(next)
+		}
+		Expect(paged).To(Equal(all))
+
+		for _, bad := range []string{"?limit=0", "?limit=501", "?limit=x", "?continue=nonsense"} {
+			st, m := call(api, http.MethodGet, "/v1/sessions"+bad, p.Key, "", nil)
+			Expect(st).To(Equal(http.StatusBadRequest), bad)
+			Expect(m["issues"]).To(HaveLen(1), bad)
+		}
 	})
 })
 

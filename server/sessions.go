@@ -19,11 +19,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
@@ -82,6 +85,8 @@ type sessionView struct {
 // paging can be added without breaking clients.
 type listData struct {
 	Sessions []sessionView `json:"sessions"`
+	// Continue, when set, asks for the next page: pass it as ?continue=.
+	Continue string `json:"continue,omitempty"`
 }
 
 // phaseOf is the session's phase; a session the controller has not seen yet
@@ -166,6 +171,9 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		s.resume(w, r, project, req.CloudSessionID, stream)
 		return
 	}
+	if !s.roomFor(w, r, project) {
+		return
+	}
 	req.ModelAPIKey = r.Header.Get(HeaderModelAPIKey)
 	// The id is the name: a random UUID is unguessable and a DNS label.
 	name := uuid.NewString()
@@ -196,6 +204,29 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		return
 	}
 	s.await(w, r, key, wake, true, stream)
+}
+
+// quotaRetryAfter is the Retry-After of a start refused for the project's
+// quota, in seconds: sessions end at their callers' pace, not the server's.
+const quotaRetryAfter = "10"
+
+// roomFor answers 429 QUOTA_EXCEEDED, and reports false, when the project
+// has no room for one more session (quota.Room). It counts from the cache:
+// two starts racing through two replicas may both pass, and the manager
+// then holds the later one back (QuotaExceeded) until the project has room.
+func (s *server) roomFor(w http.ResponseWriter, r *http.Request, project apikey.Project) bool {
+	var sessions v1alpha1.BrowserSessionList
+	if err := s.opts.Client.List(r.Context(), &sessions, client.InNamespace(project.Namespace)); err != nil {
+		s.log.Error(err, "listing sessions for quota", "namespace", project.Namespace)
+		writeInternal(w)
+		return false
+	}
+	ok, msg := quota.Room(s.opts.Quota.For(project.Namespace), sessions.Items)
+	if !ok {
+		w.Header().Set("Retry-After", quotaRetryAfter)
+		writeError(w, http.StatusTooManyRequests, CodeQuotaExceeded, msg)
+	}
+	return ok
 }
 
 // createWithSecrets creates obj, then its request Secrets with obj as their
@@ -510,10 +541,13 @@ func (s *server) list(w http.ResponseWriter, r *http.Request, project apikey.Pro
 				}
 			}
 		case strings.HasPrefix(param, metadataPrefix) && len(param) > len(metadataPrefix):
+		case param == "limit" || param == "continue":
 		default:
-			issues = append(issues, serverv1.Issue{Path: param, Message: "unknown query parameter; want phase or userMetadata.<key>"})
+			issues = append(issues, serverv1.Issue{Path: param, Message: "unknown query parameter; want phase, userMetadata.<key>, limit or continue"})
 		}
 	}
+	limit, after, pageIssues := pageOf(query)
+	issues = append(issues, pageIssues...)
 	if len(issues) > 0 {
 		slices.SortFunc(issues, func(a, b serverv1.Issue) int { return strings.Compare(a.Path, b.Path) })
 		writeIssues(w, "invalid query", issues)
@@ -533,18 +567,89 @@ func (s *server) list(w http.ResponseWriter, r *http.Request, project apikey.Pro
 			out.Sessions = append(out.Sessions, v)
 		}
 	}
-	slices.SortStableFunc(out.Sessions, func(a, b sessionView) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.SessionID, b.SessionID)
-	})
+	slices.SortStableFunc(out.Sessions, func(a, b sessionView) int { return compareListed(a, b) })
+	if after != nil {
+		start, _ := slices.BinarySearchFunc(out.Sessions, *after, func(v sessionView, c listCursor) int {
+			if cmp := compareListed(v, sessionView{SessionID: c.name, CreatedAt: metav1.NewTime(c.created)}); cmp != 0 {
+				return cmp
+			}
+			return -1 // the cursor's own session is on the previous page
+		})
+		out.Sessions = out.Sessions[start:]
+	}
+	if len(out.Sessions) > limit {
+		out.Sessions = out.Sessions[:limit]
+		last := out.Sessions[limit-1]
+		out.Continue = listCursor{created: last.CreatedAt.Time, name: last.SessionID}.String()
+	}
 	writeJSON(w, http.StatusOK, success{Success: true, Data: out})
+}
+
+// compareListed orders the list: oldest first, then by id.
+func compareListed(a, b sessionView) int {
+	if c := a.CreatedAt.Compare(b.CreatedAt.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.SessionID, b.SessionID)
+}
+
+// The list's pages: limit sessions each (DefaultListLimit unless asked,
+// at most MaxListLimit); continue is the opaque cursor a page ends with.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 500
+)
+
+// listCursor is the last session of a page: the next page starts after it.
+// Sessions created or deleted in between do not shift the pages.
+type listCursor struct {
+	created time.Time
+	name    string
+}
+
+func (c listCursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.created.Unix(), 10) + "/" + c.name))
+}
+
+func parseCursor(s string) (*listCursor, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, false
+	}
+	sec, name, ok := strings.Cut(string(raw), "/")
+	n, err := strconv.ParseInt(sec, 10, 64)
+	if !ok || err != nil || len(validation.IsDNS1123Label(name)) > 0 {
+		return nil, false
+	}
+	return &listCursor{created: time.Unix(n, 0), name: name}, true
+}
+
+// pageOf reads limit and continue.
+func pageOf(query map[string][]string) (limit int, after *listCursor, issues []serverv1.Issue) {
+	limit = DefaultListLimit
+	if v, ok := query["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if len(v) != 1 || err != nil || n < 1 || n > MaxListLimit {
+			issues = append(issues, serverv1.Issue{Path: "limit", Message: fmt.Sprintf("must be one integer from 1 to %d", MaxListLimit)})
+		}
+		limit = n
+	}
+	if v, ok := query["continue"]; ok {
+		c, valid := parseCursor(v[0])
+		if len(v) != 1 || !valid {
+			issues = append(issues, serverv1.Issue{Path: "continue", Message: "must be the continue value of the previous page"})
+		}
+		after = c
+	}
+	return limit, after, issues
 }
 
 // matches applies the list's filters (already validated) to one session.
 func matches(v sessionView, query map[string][]string) bool {
 	for param, values := range query {
+		if param == "limit" || param == "continue" {
+			continue
+		}
 		if param == "phase" {
 			if !slices.Contains(values, string(v.Phase)) {
 				return false

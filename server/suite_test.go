@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
+	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
@@ -45,6 +47,9 @@ import (
 // shortStartTimeout is the start timeout of the second server, which no
 // kubelet ever satisfies.
 const shortStartTimeout = time.Second
+
+// theProject is the one project namespace of apiProjects.
+const theProject = "bf-the-project"
 
 var (
 	fw        = &framework.Framework{}
@@ -56,8 +61,13 @@ var (
 	// apiFaulty's client fails creates as faults says.
 	apiFaulty *httptest.Server
 	faults    faultyCreates
-	stopAPI   context.CancelFunc
-	apiDone   = make(chan struct{})
+	// apiProjects serves only theProject, and waits a second for a body.
+	apiProjects *httptest.Server
+	// apiCDP signs cdpUrls; apiReads counts its reads past the cache.
+	apiCDP   *httptest.Server
+	apiReads countingReader
+	stopAPI  context.CancelFunc
+	apiDone  = make(chan struct{})
 )
 
 func TestServer(t *testing.T) {
@@ -84,7 +94,7 @@ var _ = BeforeSuite(func() {
 	// builds it, so that the specs exercise that cache's selection.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 framework.Scheme(),
-		Cache:                  server.CacheOptions(),
+		Cache:                  server.CacheOptions(nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
@@ -93,21 +103,38 @@ var _ = BeforeSuite(func() {
 	stopAPI = cancel
 	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
 	Expect(err).NotTo(HaveOccurred())
-	newHandler := func(startTimeout time.Duration, c client.Client) http.Handler {
-		h, err := server.New(server.Options{
+	newHandler := func(startTimeout time.Duration, c client.Client, more ...func(*server.Options)) http.Handler {
+		opts := server.Options{
 			Client:        c,
 			APIReader:     mgr.GetAPIReader(),
 			Cache:         mgr.GetCache(),
 			Authenticator: auth,
 			StartTimeout:  startTimeout,
 			Logger:        ctrl.Log.WithName("http"),
-		})
+		}
+		for _, m := range more {
+			m(&opts)
+		}
+		h, err := server.New(opts)
 		Expect(err).NotTo(HaveOccurred())
 		return h
 	}
 	api = httptest.NewServer(newHandler(0, mgr.GetClient()))
 	apiShort = httptest.NewServer(newHandler(shortStartTimeout, mgr.GetClient()))
 	apiFaulty = httptest.NewServer(newHandler(shortStartTimeout, faultyClient{Client: mgr.GetClient(), faults: &faults}))
+	signingKey, err := cdptoken.GenerateKey()
+	Expect(err).NotTo(HaveOccurred())
+	signer, err := cdptoken.NewSigner(signingKey)
+	Expect(err).NotTo(HaveOccurred())
+	apiProjects = httptest.NewServer(newHandler(0, mgr.GetClient(), func(o *server.Options) {
+		o.Projects = []string{theProject}
+		o.BodyReadTimeout = time.Second
+	}))
+	apiCDP = httptest.NewServer(newHandler(0, mgr.GetClient(), func(o *server.Options) {
+		o.CDPSigner = signer
+		o.APIReader = &apiReads
+		apiReads.Reader = mgr.GetAPIReader()
+	}))
 	go func() {
 		defer GinkgoRecover()
 		defer close(apiDone)
@@ -120,6 +147,9 @@ var _ = AfterSuite(func() {
 	if api != nil {
 		api.Close()
 		apiShort.Close()
+		apiFaulty.Close()
+		apiCDP.Close()
+		apiProjects.Close()
 	}
 	if stopAPI != nil {
 		stopAPI()
@@ -147,6 +177,13 @@ func call(srv *httptest.Server, method, path, key, body string, headers map[stri
 
 // callRaw makes one request and returns the reply's status and bytes.
 func callRaw(srv *httptest.Server, method, path, key, body string, headers map[string]string) (int, []byte) {
+	status, raw, _ := callFull(srv, method, path, key, body, headers)
+	return status, raw
+}
+
+// callFull makes one request and returns the reply's status, bytes and
+// headers.
+func callFull(srv *httptest.Server, method, path, key, body string, headers map[string]string) (int, []byte, http.Header) {
 	req, err := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	if key != "" {
@@ -164,7 +201,7 @@ func callRaw(srv *httptest.Server, method, path, key, body string, headers map[s
 	raw, err := io.ReadAll(resp.Body)
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	ExpectWithOffset(2, resp.Header.Get("Content-Type")).To(Equal("application/json"))
-	return resp.StatusCode, raw
+	return resp.StatusCode, raw, resp.Header
 }
 
 // reply is a finished request of startAsync.
@@ -242,4 +279,20 @@ func (c faultyClient) Create(ctx context.Context, obj client.Object, opts ...cli
 		return create()
 	}
 	return fault(ctx, obj, create)
+}
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.n.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.n.Add(1)
+	return c.Reader.List(ctx, list, opts...)
 }

@@ -18,6 +18,7 @@ package v1alpha1
 
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -581,6 +582,11 @@ const (
 	// BrowserSessionConditionFailed is True once the runner failed or its
 	// pod disappeared without the session being ended.
 	BrowserSessionConditionFailed = "Failed"
+	// BrowserSessionConditionQuotaExceeded is True while the session waits
+	// for its project's quota (the manager's --quota-* flags) to let it
+	// have a browser, and when the quota made it fail; False once it was
+	// let through after waiting. Absent when it never had to wait.
+	BrowserSessionConditionQuotaExceeded = "QuotaExceeded"
 )
 
 // Condition reasons of a BrowserSession.
@@ -629,6 +635,13 @@ const (
 	// its client never received the id before the claim deadline
 	// (AnnotationClaimDeadline); the session ends.
 	BrowserSessionReasonUnclaimed = "Unclaimed"
+	// BrowserSessionReasonQuotaExceeded: the project has as many sessions
+	// running as its quota allows, and this one waits (Ready False); or as
+	// many live sessions, and this one fails.
+	BrowserSessionReasonQuotaExceeded = "QuotaExceeded"
+	// BrowserSessionReasonQuotaAdmitted: a session that waited for its
+	// quota got its turn (QuotaExceeded False).
+	BrowserSessionReasonQuotaAdmitted = "Admitted"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.
@@ -740,6 +753,13 @@ type MethodCalls struct {
 	// calls is how many calls of the method the runner served.
 	// +kubebuilder:validation:Minimum=0
 	Calls int64 `json:"calls"`
+}
+
+// Finished reports whether the session has ended or failed: it holds no
+// browser and never will again.
+func (st *BrowserSessionStatus) Finished() bool {
+	return meta.IsStatusConditionTrue(st.Conditions, BrowserSessionConditionFailed) ||
+		meta.IsStatusConditionTrue(st.Conditions, BrowserSessionConditionEnded)
 }
 
 // BrowserSession is one browser, run by one runner pod, with the model

@@ -141,6 +141,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			t := time.Now().Add(expires)
 			until = &t
 		}
+		if err := apikey.CheckProject(ctx, c, *namespace); err != nil {
+			return err
+		}
 		key, id, err := apikey.Create(ctx, c, *namespace, description, until)
 		if err != nil {
 			return err

@@ -30,6 +30,7 @@ import (
 	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -98,8 +99,23 @@ var _ = Describe("bfkeys", func() {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
 		Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 
+		By("refusing a namespace that is not a project")
+		s := bf(nil, "create", "--kubeconfig", kubeconfig, "--namespace", ns.Name)
+		Expect(s.ExitCode()).To(Equal(1))
+		Expect(s.Err).To(gbytes.Say("namespace " + ns.Name + ": not a project namespace: it holds no RoleBinding labelled browserfleet.io/project=true"))
+		var secrets corev1.SecretList
+		Expect(k8sClient.List(ctx, &secrets, client.InNamespace(ns.Name))).To(Succeed())
+		Expect(secrets.Items).To(BeEmpty())
+
+		// The chart's binding in a project namespace.
+		Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "browserfleet-api", Namespace: ns.Name, Labels: map[string]string{apikey.LabelProject: "true"}},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "browserfleet-api"},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "browserfleet-api", Namespace: "browserfleet-system"}},
+		})).To(Succeed())
+
 		// --kubeconfig on the command line.
-		s := bf(nil, "create", "--kubeconfig", kubeconfig, "--namespace", ns.Name, "--description", "ci robot", "--expires", "720h")
+		s = bf(nil, "create", "--kubeconfig", kubeconfig, "--namespace", ns.Name, "--description", "ci robot", "--expires", "720h")
 		Expect(s.ExitCode()).To(Equal(0), string(s.Err.Contents()))
 		m := regexp.MustCompile(`^id: ([0-9a-f]{16})\nkey: (bfk_[A-Za-z0-9_-]{43})\n$`).FindStringSubmatch(string(s.Out.Contents()))
 		Expect(m).To(HaveLen(3), "create's output: id and key")

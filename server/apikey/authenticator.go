@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -122,21 +123,49 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (Project, 
 	if found == nil {
 		return Project{}, ErrInvalidKey
 	}
-	// A Secret being deleted is a key being revoked.
-	if found.DeletionTimestamp != nil {
+	if !a.usable(found) {
 		return Project{}, ErrInvalidKey
-	}
-	if v, ok := found.Annotations[AnnotationExpiresAt]; ok {
-		expires, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			// Fail closed: a key whose expiry cannot be read is expired.
-			a.log.Info("refusing api key with malformed expiry", "namespace", found.Namespace, "secret", found.Name)
-			return Project{}, ErrInvalidKey
-		}
-		if !a.clock.Now().Before(expires) {
-			return Project{}, ErrInvalidKey
-		}
 	}
 	id, _ := idOf(found)
 	return Project{Namespace: found.Namespace, KeyID: id}, nil
+}
+
+// Valid reports whether the key of p still works: it exists, is not being
+// deleted (revoked) and has not expired. Like Authenticate it reads only the
+// cache. Errors are the server's, not the key's.
+func (a *Authenticator) Valid(ctx context.Context, p Project) (bool, error) {
+	if p.Namespace == "" || !validID(p.KeyID) {
+		return false, nil
+	}
+	s := &corev1.Secret{}
+	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: SecretName(p.KeyID)}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("looking up API key %s: %w", p.KeyID, err)
+	}
+	if id, ok := idOf(s); !ok || id != p.KeyID || indexHash(s) == nil {
+		return false, nil
+	}
+	return a.usable(s), nil
+}
+
+// usable reports whether a key's Secret lets its key work now.
+func (a *Authenticator) usable(s *corev1.Secret) bool {
+	// A Secret being deleted is a key being revoked.
+	if s.DeletionTimestamp != nil {
+		return false
+	}
+	if v, ok := s.Annotations[AnnotationExpiresAt]; ok {
+		expires, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			// Fail closed: a key whose expiry cannot be read is expired.
+			a.log.Info("refusing api key with malformed expiry", "namespace", s.Namespace, "secret", s.Name)
+			return false
+		}
+		if !a.clock.Now().Before(expires) {
+			return false
+		}
+	}
+	return true
 }

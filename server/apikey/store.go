@@ -25,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -54,7 +55,30 @@ const (
 	// AnnotationExpiresAt is when the key stops working, RFC 3339. Without
 	// it the key works until it is revoked.
 	AnnotationExpiresAt = "browserfleet.io/expires-at"
+	// LabelProject, "true", marks the RoleBinding that gives the API its
+	// rights in a project namespace (the chart puts it there for each of
+	// projects.namespaces): where it is absent, the API does not serve and
+	// a key would not work.
+	LabelProject = "browserfleet.io/project"
 )
+
+// ErrNotAProject is returned by CheckProject for a namespace the API does
+// not serve.
+var ErrNotAProject = errors.New("not a project namespace")
+
+// CheckProject returns ErrNotAProject (wrapped) unless namespace holds a
+// RoleBinding labelled LabelProject=true: a key made elsewhere would not
+// work, since the API reads keys only in its project namespaces.
+func CheckProject(ctx context.Context, c client.Reader, namespace string) error {
+	var bindings rbacv1.RoleBindingList
+	if err := c.List(ctx, &bindings, client.InNamespace(namespace), client.MatchingLabels{LabelProject: "true"}); err != nil {
+		return fmt.Errorf("checking that namespace %s is a project: %w", namespace, err)
+	}
+	if len(bindings.Items) == 0 {
+		return fmt.Errorf("namespace %s: %w: it holds no RoleBinding labelled %s=true, which the chart makes in each of its projects.namespaces; add the namespace there first", namespace, ErrNotAProject, LabelProject)
+	}
+	return nil
+}
 
 // ErrNotFound is returned by Revoke for an id with no key.
 var ErrNotFound = errors.New("no API key with that id")

@@ -18,7 +18,7 @@ limitations under the License.
 // one thing: opening the Chrome DevTools Protocol WebSocket of one session
 // through the API pod. The API hands out
 //
-//	ws(s)://<public host>/v1/sessions/<id>/devtools/browser/<token>?project=<namespace>
+//	ws(s)://<public host>/v1/sessions/<id>/devtools/browser/<token>?project=<namespace>&key=<key id>
 //
 // as a session's cdpUrl; the CDP handler verifies the token against the
 // session named by the path before it proxies anything. This package only
@@ -26,17 +26,19 @@ limitations under the License.
 //
 // # Token format
 //
-//	v1.<expiry>.<mac>
+//	v2.<expiry>.<mac>
 //
 // where expiry is the Unix second at which the token stops working, in
 // decimal, and mac is the unpadded URL-safe base64 (RFC 4648 §5) of
 // HMAC-SHA256(key, message). Every character is URL-safe, so the token goes
 // into a query parameter as is. The message is a domain-separation label
-// followed by the version, the namespace, the session name, the session UID
-// (each length-prefixed) and the expiry (8 bytes, big-endian): no two
-// different tuples encode to the same bytes, whatever characters the fields
-// hold. The namespace, name and UID are not in the token; the verifier takes
-// them from the request path and the session object.
+// followed by the version, the namespace, the session name, the session UID,
+// the id of the API key that asked for the URL (each length-prefixed) and the
+// expiry (8 bytes, big-endian): no two different tuples encode to the same
+// bytes, whatever characters the fields hold. The namespace, name, UID and
+// key id are not in the token; the verifier takes them from the request's
+// path and query and the session object. (v1 tokens carried no key id; they
+// no longer verify.)
 //
 // # Decisions
 //
@@ -45,9 +47,9 @@ limitations under the License.
 //     is in the standard library, fast and small, and there is no algorithm
 //     field to negotiate (or to downgrade to "none").
 //   - Stateless: nothing is stored, so any API replica verifies any other
-//     replica's token, and a token cannot be revoked before it expires; keep
-//     expiries short (minutes) and rely on the session ending, which closes
-//     the browser, for the rest.
+//     replica's token. A token is revoked with the key that asked for it:
+//     the key id is bound into the MAC, and the CDP handler refuses a token
+//     whose key is revoked or expired (and closes the connections it opened).
 //   - UID binding: a session's name is its id and can be reused once the
 //     session is deleted; binding the UID means a token of a deleted session
 //     does not open the browser of a new session that took its name.

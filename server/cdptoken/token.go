@@ -33,7 +33,7 @@ import (
 const MinKeyLen = 32
 
 // version is the token format's first segment; a new format gets a new one.
-const version = "v1"
+const version = "v2"
 
 // macLen is the length of an HMAC-SHA256.
 const macLen = sha256.Size
@@ -86,33 +86,34 @@ func NewSigner(current []byte, previous ...[]byte) (*Signer, error) {
 }
 
 // Sign returns the token for the session namespace/session of UID
-// sessionUID, valid until expires (rounded down to the second).
-func (s *Signer) Sign(namespace, session, sessionUID string, expires time.Time) string {
+// sessionUID, asked for by the API key of id keyID, valid until expires
+// (rounded down to the second).
+func (s *Signer) Sign(namespace, session, sessionUID, keyID string, expires time.Time) string {
 	exp := expires.Unix()
-	mac := compute(s.ring.keys[0], namespace, session, sessionUID, exp)
+	mac := compute(s.ring.keys[0], namespace, session, sessionUID, keyID, exp)
 	return version + "." + strconv.FormatInt(exp, 10) + "." + base64.RawURLEncoding.EncodeToString(mac)
 }
 
 // Verify checks that token is a token this Signer (under any of its keys)
-// issued for namespace/session of UID sessionUID, and that it has not
-// expired at now. The error is nil, or wraps exactly one of ErrMalformed,
+// issued for namespace/session of UID sessionUID to the key keyID, and that
+// it has not expired at now. The error is nil, or wraps exactly one of ErrMalformed,
 // ErrExpired and ErrInvalid; it never contains the token.
-func (s *Signer) Verify(token, namespace, session, sessionUID string, now time.Time) error {
+func (s *Signer) Verify(token, namespace, session, sessionUID, keyID string, now time.Time) error {
 	exp, mac, err := parse(token)
 	if err != nil {
 		return err
 	}
-	if namespace == "" || session == "" || sessionUID == "" {
+	if namespace == "" || session == "" || sessionUID == "" || keyID == "" {
 		// Sign never refuses, but an unidentified session is never
 		// authorized: a caller that lost the UID must not match tokens
 		// signed with an empty one.
-		return fmt.Errorf("%w: no session namespace, name or UID to check it against", ErrInvalid)
+		return fmt.Errorf("%w: no session namespace, name or UID, or no key id, to check it against", ErrInvalid)
 	}
 	ok := false
 	for _, k := range s.ring.keys {
 		// Every key is tried, so the time taken does not say which one
 		// matched.
-		if hmac.Equal(mac, compute(k, namespace, session, sessionUID, exp)) {
+		if hmac.Equal(mac, compute(k, namespace, session, sessionUID, keyID, exp)) {
 			ok = true
 		}
 	}
@@ -166,10 +167,10 @@ func parse(token string) (int64, []byte, error) {
 }
 
 // compute is the MAC of the canonical message of one token.
-func compute(key []byte, namespace, session, uid string, exp int64) []byte {
+func compute(key []byte, namespace, session, uid, keyID string, exp int64) []byte {
 	h := hmac.New(sha256.New, key)
 	var buf [binary.MaxVarintLen64]byte
-	for _, f := range []string{label, version, namespace, session, uid} {
+	for _, f := range []string{label, version, namespace, session, uid, keyID} {
 		// Length-prefixed fields: unambiguous whatever bytes they hold.
 		h.Write(buf[:binary.PutUvarint(buf[:], uint64(len(f)))])
 		h.Write([]byte(f))

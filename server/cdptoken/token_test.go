@@ -45,6 +45,7 @@ const (
 	ns  = "team-a"
 	sid = "bs-123"
 	uid = "6f1c1c2e-6d2b-4c59-9d59-0d3a2b7a9f10"
+	kid = "0a1b2c3d4e5f6a7b"
 )
 
 func mustSigner(t testing.TB, current []byte, previous ...[]byte) *Signer {
@@ -82,25 +83,25 @@ func TestNewSigner(t *testing.T) {
 func TestNewSignerCopiesKeys(t *testing.T) {
 	key := append([]byte(nil), keyA...)
 	s := mustSigner(t, key)
-	tok := s.Sign(ns, sid, uid, expiry)
+	tok := s.Sign(ns, sid, uid, kid, expiry)
 	for i := range key {
 		key[i] = 0 // The caller wipes its buffer.
 	}
-	if err := s.Verify(tok, ns, sid, uid, before); err != nil {
+	if err := s.Verify(tok, ns, sid, uid, kid, before); err != nil {
 		t.Errorf("Verify after the caller changed its key buffer: %v", err)
 	}
 }
 
 func TestSignFormat(t *testing.T) {
 	s := mustSigner(t, keyA)
-	tok := s.Sign(ns, sid, uid, expiry)
-	if !regexp.MustCompile(`^v1\.1800000000\.[A-Za-z0-9_-]{43}$`).MatchString(tok) {
-		t.Errorf("token %q does not have the form v1.<expiry>.<43 base64url characters>", tok)
+	tok := s.Sign(ns, sid, uid, kid, expiry)
+	if !regexp.MustCompile(`^v2\.1800000000\.[A-Za-z0-9_-]{43}$`).MatchString(tok) {
+		t.Errorf("token %q does not have the form v2.<expiry>.<43 base64url characters>", tok)
 	}
 	if diff := cmp.Diff(tok, url.QueryEscape(tok)); diff != "" {
 		t.Errorf("token is not URL-safe (-raw +escaped):\n%s", diff)
 	}
-	if diff := cmp.Diff(tok, s.Sign(ns, sid, uid, expiry)); diff != "" {
+	if diff := cmp.Diff(tok, s.Sign(ns, sid, uid, kid, expiry)); diff != "" {
 		t.Errorf("Sign is not deterministic (-first +second):\n%s", diff)
 	}
 }
@@ -119,8 +120,8 @@ func TestSignUnambiguous(t *testing.T) {
 		{name: "separator in a field", a: [3]string{"a.b", "c", uid}, b: [3]string{"a", "b.c", uid}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ta := s.Sign(tc.a[0], tc.a[1], tc.a[2], expiry)
-			tb := s.Sign(tc.b[0], tc.b[1], tc.b[2], expiry)
+			ta := s.Sign(tc.a[0], tc.a[1], tc.a[2], kid, expiry)
+			tb := s.Sign(tc.b[0], tc.b[1], tc.b[2], kid, expiry)
 			if ta == tb {
 				t.Errorf("Sign%q and Sign%q made the same token %q", tc.a, tc.b, ta)
 			}
@@ -149,7 +150,7 @@ func flipFirst(s string) string {
 func TestVerify(t *testing.T) {
 	s := mustSigner(t, keyA)
 	other := mustSigner(t, keyB)
-	valid := s.Sign(ns, sid, uid, expiry)
+	valid := s.Sign(ns, sid, uid, kid, expiry)
 	mac := strings.Split(valid, ".")[2]
 
 	for _, tc := range []struct {
@@ -167,47 +168,48 @@ func TestVerify(t *testing.T) {
 		{name: "1ns before expiry", token: valid, now: expiry.Add(-time.Nanosecond)},
 		{name: "at expiry", token: valid, now: expiry, want: ErrExpired},
 		{name: "1s after expiry", token: valid, now: expiry.Add(time.Second), want: ErrExpired},
-		{name: "expiry rounds down", token: s.Sign(ns, sid, uid, expiry.Add(999*time.Millisecond)), now: expiry, want: ErrExpired},
-		{name: "expiry in the distant past", token: s.Sign(ns, sid, uid, time.Time{}), now: before, want: ErrExpired},
+		{name: "expiry rounds down", token: s.Sign(ns, sid, uid, kid, expiry.Add(999*time.Millisecond)), now: expiry, want: ErrExpired},
+		{name: "expiry in the distant past", token: s.Sign(ns, sid, uid, kid, time.Time{}), now: before, want: ErrExpired},
 
 		// Another session's token.
 		{name: "other namespace", token: valid, namespace: "team-b", now: before, want: ErrInvalid},
 		{name: "other session", token: valid, session: "bs-124", now: before, want: ErrInvalid},
 		{name: "recreated session (other uid)", token: valid, sessionUID: "0b8a1d1e-0000-4000-8000-000000000000", now: before, want: ErrInvalid},
-		{name: "other key", token: other.Sign(ns, sid, uid, expiry), now: before, want: ErrInvalid},
-		{name: "no namespace to check", token: s.Sign("", sid, uid, expiry), namespace: "-", now: before, want: ErrInvalid},
-		{name: "no uid to check", token: s.Sign(ns, sid, "", expiry), sessionUID: "-", now: before, want: ErrInvalid},
+		{name: "other API key", token: s.Sign(ns, sid, uid, "ffffffffffffffff", expiry), now: before, want: ErrInvalid},
+		{name: "other key", token: other.Sign(ns, sid, uid, kid, expiry), now: before, want: ErrInvalid},
+		{name: "no namespace to check", token: s.Sign("", sid, uid, kid, expiry), namespace: "-", now: before, want: ErrInvalid},
+		{name: "no uid to check", token: s.Sign(ns, sid, "", kid, expiry), sessionUID: "-", now: before, want: ErrInvalid},
 
 		// Tampering, part by part.
-		{name: "version changed", token: tamper(valid, 0, func(string) string { return "v2" }), now: before, want: ErrMalformed},
+		{name: "version changed", token: tamper(valid, 0, func(string) string { return "v3" }), now: before, want: ErrMalformed},
 		{name: "expiry extended", token: tamper(valid, 1, func(e string) string { return "1800000001" }), now: before, want: ErrInvalid},
-		{name: "expired token extended", token: tamper(s.Sign(ns, sid, uid, before), 1, func(string) string { return "1800000000" }), now: before.Add(time.Second), want: ErrInvalid},
+		{name: "expired token extended", token: tamper(s.Sign(ns, sid, uid, kid, before), 1, func(string) string { return "1800000000" }), now: before.Add(time.Second), want: ErrInvalid},
 		{name: "mac changed", token: tamper(valid, 2, flipFirst), now: before, want: ErrInvalid},
-		{name: "mac of another session", token: tamper(valid, 2, func(string) string { return strings.Split(s.Sign(ns, "bs-124", uid, expiry), ".")[2] }), now: before, want: ErrInvalid},
+		{name: "mac of another session", token: tamper(valid, 2, func(string) string { return strings.Split(s.Sign(ns, "bs-124", uid, kid, expiry), ".")[2] }), now: before, want: ErrInvalid},
 		{name: "mac zeroed", token: tamper(valid, 2, func(string) string { return base64.RawURLEncoding.EncodeToString(make([]byte, 32)) }), now: before, want: ErrInvalid},
 
 		// Malformed.
 		{name: "empty", token: "", now: before, want: ErrMalformed},
-		{name: "version only", token: "v1", now: before, want: ErrMalformed},
-		{name: "no mac", token: "v1.1800000000", now: before, want: ErrMalformed},
-		{name: "empty mac", token: "v1.1800000000.", now: before, want: ErrMalformed},
-		{name: "empty expiry", token: "v1.." + mac, now: before, want: ErrMalformed},
+		{name: "version only", token: "v2", now: before, want: ErrMalformed},
+		{name: "no mac", token: "v2.1800000000", now: before, want: ErrMalformed},
+		{name: "empty mac", token: "v2.1800000000.", now: before, want: ErrMalformed},
+		{name: "empty expiry", token: "v2.." + mac, now: before, want: ErrMalformed},
 		{name: "unknown version", token: "v0.1800000000." + mac, now: before, want: ErrMalformed},
-		{name: "upper-case version", token: "V1.1800000000." + mac, now: before, want: ErrMalformed},
-		{name: "expiry not a number", token: "v1.soon." + mac, now: before, want: ErrMalformed},
-		{name: "expiry with plus sign", token: "v1.+1800000000." + mac, now: before, want: ErrMalformed},
-		{name: "expiry with leading zero", token: "v1.01800000000." + mac, now: before, want: ErrMalformed},
-		{name: "expiry overflows int64", token: "v1.99999999999999999999." + mac, now: before, want: ErrMalformed},
+		{name: "upper-case version", token: "V2.1800000000." + mac, now: before, want: ErrMalformed},
+		{name: "expiry not a number", token: "v2.soon." + mac, now: before, want: ErrMalformed},
+		{name: "expiry with plus sign", token: "v2.+1800000000." + mac, now: before, want: ErrMalformed},
+		{name: "expiry with leading zero", token: "v2.01800000000." + mac, now: before, want: ErrMalformed},
+		{name: "expiry overflows int64", token: "v2.99999999999999999999." + mac, now: before, want: ErrMalformed},
 		{name: "extra segment", token: valid + ".x", now: before, want: ErrMalformed},
 		{name: "padded mac", token: valid + "=", now: before, want: ErrMalformed},
-		{name: "standard base64 alphabet", token: "v1.1800000000." + strings.Repeat("+", 43), now: before, want: ErrMalformed},
-		{name: "mac not base64", token: "v1.1800000000." + strings.Repeat("!", 43), now: before, want: ErrMalformed},
-		{name: "mac too short", token: "v1.1800000000." + mac[:42], now: before, want: ErrMalformed},
-		{name: "mac too long", token: "v1.1800000000." + mac + "AAAA", now: before, want: ErrMalformed},
-		{name: "mac with non-zero trailing bits", token: "v1.1800000000." + mac[:42] + nonCanonicalLast(mac[42]), now: before, want: ErrMalformed},
-		{name: "line break inside mac", token: "v1.1800000000." + mac[:20] + "\n" + mac[20:], now: before, want: ErrMalformed},
-		{name: "carriage return inside mac", token: "v1.1800000000." + mac[:20] + "\r" + mac[20:], now: before, want: ErrMalformed},
-		{name: "huge", token: "v1.1800000000." + strings.Repeat("A", 1<<20), now: before, want: ErrMalformed},
+		{name: "standard base64 alphabet", token: "v2.1800000000." + strings.Repeat("+", 43), now: before, want: ErrMalformed},
+		{name: "mac not base64", token: "v2.1800000000." + strings.Repeat("!", 43), now: before, want: ErrMalformed},
+		{name: "mac too short", token: "v2.1800000000." + mac[:42], now: before, want: ErrMalformed},
+		{name: "mac too long", token: "v2.1800000000." + mac + "AAAA", now: before, want: ErrMalformed},
+		{name: "mac with non-zero trailing bits", token: "v2.1800000000." + mac[:42] + nonCanonicalLast(mac[42]), now: before, want: ErrMalformed},
+		{name: "line break inside mac", token: "v2.1800000000." + mac[:20] + "\n" + mac[20:], now: before, want: ErrMalformed},
+		{name: "carriage return inside mac", token: "v2.1800000000." + mac[:20] + "\r" + mac[20:], now: before, want: ErrMalformed},
+		{name: "huge", token: "v2.1800000000." + strings.Repeat("A", 1<<20), now: before, want: ErrMalformed},
 		{name: "whitespace around", token: " " + valid + "\n", now: before, want: ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,7 +229,7 @@ func TestVerify(t *testing.T) {
 			if sessionUID == "-" {
 				sessionUID = ""
 			}
-			err := s.Verify(tc.token, namespace, session, sessionUID, tc.now)
+			err := s.Verify(tc.token, namespace, session, sessionUID, kid, tc.now)
 			if diff := cmp.Diff(tc.want, err, cmpopts.EquateErrors()); diff != "" {
 				t.Errorf("Verify error = %v (-want +got):\n%s", err, diff)
 			}
@@ -253,8 +255,8 @@ func TestVerifyRotation(t *testing.T) {
 	twice := mustSigner(t, keyC, keyB, keyA)
 	fresh := mustSigner(t, keyB)
 
-	oldTok := old.Sign(ns, sid, uid, expiry)
-	newTok := rotated.Sign(ns, sid, uid, expiry)
+	oldTok := old.Sign(ns, sid, uid, kid, expiry)
+	newTok := rotated.Sign(ns, sid, uid, kid, expiry)
 
 	for _, tc := range []struct {
 		name  string
@@ -270,7 +272,7 @@ func TestVerifyRotation(t *testing.T) {
 		{name: "signer without the old key refuses its token", s: fresh, token: oldTok, want: ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.s.Verify(tc.token, ns, sid, uid, before)
+			err := tc.s.Verify(tc.token, ns, sid, uid, kid, before)
 			if diff := cmp.Diff(tc.want, err, cmpopts.EquateErrors()); diff != "" {
 				t.Errorf("Verify error = %v (-want +got):\n%s", err, diff)
 			}
@@ -284,8 +286,8 @@ func TestSecretsStayOut(t *testing.T) {
 	s := mustSigner(t, keyA, keyB)
 	var out []string
 	out = append(out, fmt.Sprint(s), fmt.Sprintf("%v %+v %#v", s, s, s), fmt.Sprintf("%v %+v %#v", *s, *s, *s), fmt.Sprintf("%+v", struct{ S *Signer }{s}))
-	for _, tok := range []string{"", "v1.x.y", s.Sign(ns, sid, uid, before), s.Sign("a", "b", "c", expiry)} {
-		if err := s.Verify(tok, ns, sid, uid, expiry); err != nil {
+	for _, tok := range []string{"", "v2.x.y", s.Sign(ns, sid, uid, kid, before), s.Sign("a", "b", "c", kid, expiry)} {
+		if err := s.Verify(tok, ns, sid, uid, kid, expiry); err != nil {
 			out = append(out, err.Error())
 		}
 	}
@@ -319,10 +321,10 @@ func TestVerifyErrorsAreDistinct(t *testing.T) {
 // for the same session and expiry (so no other spelling of it passes).
 func FuzzVerify(f *testing.F) {
 	s := mustSigner(f, keyA, keyB)
-	valid := s.Sign(ns, sid, uid, expiry)
+	valid := s.Sign(ns, sid, uid, kid, expiry)
 	for _, seed := range []string{
-		valid, "", "v1", "v1..", "v1.1.", "v2." + valid[3:], valid + "=", valid + ".", "v1.-1.AAAA",
-		"v1.+5." + strings.Split(valid, ".")[2], strings.Repeat("v1.", 50),
+		valid, "", "v2", "v2..", "v2.1.", "v2." + valid[3:], valid + "=", valid + ".", "v2.-1.AAAA",
+		"v2.+5." + strings.Split(valid, ".")[2], strings.Repeat("v2.", 50),
 	} {
 		f.Add(seed, ns, sid, uid, before.Unix())
 	}
@@ -330,7 +332,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(valid, ns, sid, uid, int64(-1<<63))
 	f.Add(valid, ns, sid, uid, int64(1<<63-1))
 	f.Fuzz(func(t *testing.T, token, namespace, session, sessionUID string, now int64) {
-		err := s.Verify(token, namespace, session, sessionUID, time.Unix(now, 0))
+		err := s.Verify(token, namespace, session, sessionUID, kid, time.Unix(now, 0))
 		n := 0
 		for _, sentinel := range []error{ErrMalformed, ErrExpired, ErrInvalid} {
 			if errors.Is(err, sentinel) {
@@ -356,7 +358,7 @@ func FuzzVerify(f *testing.F) {
 		signers := []*Signer{mustSigner(t, keyA), mustSigner(t, keyB)}
 		ok := false
 		for _, k := range signers {
-			if k.Sign(namespace, session, sessionUID, time.Unix(exp, 0)) == token {
+			if k.Sign(namespace, session, sessionUID, kid, time.Unix(exp, 0)) == token {
 				ok = true
 			}
 		}

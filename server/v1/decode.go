@@ -18,6 +18,7 @@ package v1
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -420,6 +421,10 @@ func sortIssues(issues []Issue) []Issue {
 // enforce across fields. It reads the untyped document, tolerating wrong
 // types (the schema reports those), so that these issues are reported
 // together with the schema's rather than after the client fixed those.
+// MaxUserMetadataBytes bounds a session's userMetadata, as compact JSON:
+// it is stored in the session and shown in every list.
+const MaxUserMetadataBytes = 16 << 10
+
 func crossFieldIssues(doc any) []Issue {
 	root, ok := doc.(map[string]any)
 	if !ok {
@@ -449,6 +454,13 @@ func crossFieldIssues(doc any) []Issue {
 	}
 	if _, ok := root["cloudSessionCreateParams"]; ok && hasBrowser && typeKnown && btype != string(BrowserTypeCloud) {
 		add("cloudSessionCreateParams", "requires browser.type cloud or no browser")
+	}
+	if c, ok := root["cloudSessionCreateParams"].(map[string]any); ok {
+		if md, ok := c["userMetadata"]; ok {
+			if raw, err := json.Marshal(md); err == nil && len(raw) > MaxUserMetadataBytes {
+				add("cloudSessionCreateParams.userMetadata", fmt.Sprintf("is %d bytes of JSON; at most %d", len(raw), MaxUserMetadataBytes))
+			}
+		}
 	}
 
 	credentials := func(path string, server any) {

@@ -18,7 +18,7 @@ package v1
 
 import (
 	"encoding/json"
-
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,6 +52,8 @@ func TestDecodeStartIssues(t *testing.T) {
 			}},
 		{"httpVersion as a number", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"browserSettings":{"fingerprint":{"httpVersion":2}}}}`,
 			[]Issue{{"cloudSessionCreateParams.browserSettings.fingerprint.httpVersion", "must be a string; got a number"}}},
+		{"userMetadata over 16 KiB", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"userMetadata":{"a":"` + strings.Repeat("x", 16<<10) + `"}}}`,
+			[]Issue{{"cloudSessionCreateParams.userMetadata", "is 16392 bytes of JSON; at most 16384"}}},
 		{"browser type enum", `{"modelName":"openai/gpt-4o","browser":{"type":"browserbase","cdpUrl":"ws://x"}}`,
 			[]Issue{{"browser.type", `must be one of "local", "cloud"; got "browserbase"`}}},
 		{"unknown launchOptions field", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"headless":true,"stealth":true}}}`,

@@ -134,7 +134,7 @@ var _ = BeforeSuite(func() {
 	// The API pod, with the cache and wiring of cmd/api.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 framework.Scheme(),
-		Cache:                  server.CacheOptions(),
+		Cache:                  server.CacheOptions(nil),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})

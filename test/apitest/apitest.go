@@ -38,6 +38,7 @@ import (
 type Response struct {
 	Status      int
 	ContentType string
+	Header      http.Header
 	Raw         []byte
 }
 
@@ -77,7 +78,7 @@ func Do(ctx context.Context, c *http.Client, baseURL, method, path, key, body st
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	Expect(err).NotTo(HaveOccurred())
-	return Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Raw: raw}
+	return Response{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Header: resp.Header, Raw: raw}
 }
 
 // Project is a namespace with an API key.

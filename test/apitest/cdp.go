@@ -43,6 +43,9 @@ func DialCDP(ctx context.Context, cdpURL string) *CDP {
 	return &CDP{ctx: ctx, conn: conn}
 }
 
+// Conn is the connection itself, to see it close.
+func (c *CDP) Conn() *websocket.Conn { return c.conn }
+
 // Call sends method with params (a JSON object) to the target session sid
 // ("" for the browser) and returns the reply.
 func (c *CDP) Call(method, params, sid string) map[string]any {

@@ -24,14 +24,20 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/coder/websocket"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/wrappers"
 )
@@ -85,8 +91,19 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 		Entry("navigates to local schemes", attack(localSchemes)),
 		Entry("opens local schemes and proxied contexts through the cdpUrl", attack(cdpLocalSchemes)),
 
+		// The API pod's rights.
+		Entry("makes a key count in a namespace that is not a project", attack(keyOutsideProjects)),
+
+		// Revocation.
+		Entry("keeps using a revoked key's CDP connection and cdpUrl", attack(revokedKeyKeepsCDP)),
+
 		// No limits.
 		Entry("floods one session's runner with operations", attack(queueFlood)),
+		Entry("starts sessions beyond the project's quota, by /v1 and by kubectl", attack(beyondQuota)),
+		Entry("stores 20 KiB of userMetadata", refusedStart(
+			`{"modelName":"openai/x","cloudSessionCreateParams":{"userMetadata":{"blob":"`+strings.Repeat("x", 20<<10)+`"}}}`,
+			"cloudSessionCreateParams.userMetadata", "at most 16384")),
+		Entry("lists every session in one reply", attack(unboundedList)),
 
 		// Secrets in plain sight.
 		Entry("reads a cdpUrl token, cdpHeaders and a proxy password from the session and its pod", attack(secretsInPlainSight)),
@@ -488,4 +505,102 @@ func passwordInHistory(ctx context.Context, p apitest.Project) bool {
 		Expect(where).NotTo(ContainSubstring(secretVar))
 	}
 	return false
+}
+
+// keyOutsideProjects: a labelled key Secret in a namespace the API does not
+// serve authenticates nothing.
+func keyOutsideProjects(ctx context.Context, _ apitest.Project) bool {
+	GinkgoHelper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-not-a-project-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	key, _, err := apikey.Create(ctx, k8s, ns.Name, "planted", nil)
+	Expect(err).NotTo(HaveOccurred())
+	Consistently(func() int { return do(http.MethodGet, "/v1/sessions", key, "", nil).Status }, 2*time.Second).
+		Should(Equal(http.StatusUnauthorized))
+	return true
+}
+
+// revokedKeyKeepsCDP: a second key of the project opens the browser's CDP
+// connection; revoking that key closes it, and its cdpUrl stops working.
+func revokedKeyKeepsCDP(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	id := startSession(p, "")
+	key, keyID, err := apikey.Create(ctx, k8s, p.Namespace, "to be revoked", nil)
+	Expect(err).NotTo(HaveOccurred())
+	var cdpURL string
+	Eventually(func() int {
+		r := do(http.MethodGet, "/v1/sessions/"+id, key, "", nil)
+		cdpURL, _ = r.JSON()["data"].(map[string]any)["cdpUrl"].(string)
+		return r.Status
+	}).Should(Equal(http.StatusOK))
+	cdp := apitest.DialCDP(ctx, cdpURL)
+	Expect(cdp.Call("Target.getTargets", `{}`, "")).To(HaveKey("result"))
+
+	Expect(apikey.Revoke(ctx, k8s, p.Namespace, keyID)).To(Succeed())
+	readCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, _, err = cdp.Conn().Read(readCtx)
+	Expect(err).To(HaveOccurred())
+	Expect(readCtx.Err()).NotTo(HaveOccurred(), "closed by the server, not timed out")
+	_, resp, err := websocket.Dial(ctx, cdpURL, nil)
+	Expect(err).To(HaveOccurred())
+	Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+	return false
+}
+
+// beyondQuota fills the project's browsers (attackQuota) with sessions
+// that wait for a Secret and so hold no browser yet, then asks for one
+// more: /v1 answers 429 QUOTA_EXCEEDED and creates nothing; kubectl's
+// session waits, QuotaExceeded, without a pod.
+func beyondQuota(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	var sessions v1alpha1.BrowserSessionList
+	Expect(k8s.List(ctx, &sessions, client.InNamespace(p.Namespace))).To(Succeed())
+	live := 0
+	for _, s := range sessions.Items {
+		if !s.Status.Finished() && !s.Spec.Ended {
+			live++
+		}
+	}
+	var made []client.Object
+	DeferCleanup(func(ctx context.Context) {
+		for _, o := range made {
+			_ = k8s.Delete(ctx, o)
+		}
+	})
+	for i := range attackQuota.Default.ConcurrentSessions - live {
+		s := wrappers.MakeBrowserSession(fmt.Sprintf("filler-%d", i), p.Namespace).ModelAPIKey("no-such-secret", "openai").Obj()
+		Expect(k8s.Create(ctx, s)).To(Succeed())
+		made = append(made, s)
+	}
+	before := snapshot(ctx, p.Namespace)
+	var r apitest.Response
+	Eventually(func() int {
+		r = do(http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName":"openai/gpt-test"}`, nil)
+		return r.Status
+	}).Should(Equal(http.StatusTooManyRequests), "%s", r.Raw)
+	Expect(r.JSON()).To(HaveKeyWithValue("code", "QUOTA_EXCEEDED"))
+	Expect(r.Header.Get("Retry-After")).To(Equal("10"))
+	Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "a refused start created nothing")
+
+	s := wrappers.MakeBrowserSession("one-too-many", p.Namespace).Obj()
+	Expect(k8s.Create(ctx, s)).To(Succeed())
+	made = append(made, s)
+	Eventually(func() []metav1.Condition {
+		got := &v1alpha1.BrowserSession{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), got)).To(Succeed())
+		return got.Status.Conditions
+	}).Should(ContainElement(And(
+		HaveField("Type", v1alpha1.BrowserSessionConditionQuotaExceeded),
+		HaveField("Status", metav1.ConditionTrue),
+	)))
+	Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: controllers.RunnerPodName(s.Name)}, &corev1.Pod{}))).To(BeTrue())
+	return false
+}
+
+// unboundedList: the list is paged; a page larger than its bound is a 400.
+func unboundedList(_ context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	expectInvalid(do(http.MethodGet, "/v1/sessions?limit=100000", p.Key, "", nil), "limit", "must be one integer from 1 to 500")
+	return true
 }

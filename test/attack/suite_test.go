@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
@@ -97,6 +98,7 @@ var _ = BeforeSuite(func() {
 		EgressAllowCIDRs: []netip.Prefix{netip.MustParsePrefix(pageIP + "/32")},
 		// A refused Secret reference fails after this wait.
 		SessionSecretWait: 10 * time.Second,
+		Quota:             &attackQuota,
 	})
 	Expect(err).NotTo(HaveOccurred())
 	k8s = framework.Client(stack.Config())
@@ -121,6 +123,9 @@ func do(method, path, key, body string, headers map[string]string) apitest.Respo
 	defer cancel()
 	return apitest.Do(ctx, http.DefaultClient, stack.APIURL(), method, path, key, body, headers)
 }
+
+// attackQuota is the stack's quota: small, so that an attack fills it.
+var attackQuota = quota.Config{Default: quota.Limits{ConcurrentSessions: 6, LiveSessions: 12}}
 
 // project is the attacker's: the dev stack's namespace and its key.
 func project() apitest.Project {

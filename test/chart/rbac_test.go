@@ -102,7 +102,11 @@ var _ = Describe("RBAC", func() {
 	It("lets each component do what it needs and nothing more", func(ctx SpecContext) {
 		ns := newNamespace(ctx, "")
 		project := newNamespace(ctx, "")
-		r, err := Render("rbac", ns, nil)
+		other := newNamespace(ctx, "")
+		r, err := Render("rbac", ns, map[string]any{
+			"projects": map[string]any{"namespaces": []any{project}},
+			"apiKeys":  map[string]any{"bootstrap": map[string]any{"namespace": project}},
+		})
 		Expect(err).NotTo(HaveOccurred())
 		for _, o := range r.Objects {
 			switch o.GetKind() {
@@ -161,6 +165,18 @@ var _ = Describe("RBAC", func() {
 			{api, project, "get", "", "configmaps", "", false},
 			{api, project, "list", "", "pods", "", false},
 			{api, ns, "update", "coordination.k8s.io", "leases", "", false},
+			{api, project, "list", "rbac.authorization.k8s.io", "rolebindings", "", true},
+			{api, project, "create", "rbac.authorization.k8s.io", "rolebindings", "", false},
+			// The API: nothing outside its projects, its own namespace
+			// included.
+			{api, other, "get", "", "secrets", "", false},
+			{api, other, "list", "", "secrets", "", false},
+			{api, other, "create", "", "secrets", "", false},
+			{api, other, "update", "", "configmaps", "", false},
+			{api, other, "create", "browserfleet.io", "browsersessions", "", false},
+			{api, ns, "list", "", "secrets", "", false},
+			{api, "", "list", "", "secrets", "", false},
+			{api, "", "list", "browserfleet.io", "browsersessions", "", false},
 			// Runners: nothing.
 			{runner, project, "get", "browserfleet.io", "browsersessions", "", false},
 			{runner, project, "get", "", "secrets", "", false},

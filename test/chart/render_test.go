@@ -41,10 +41,10 @@ var _ = Describe("the rendered chart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindCount(r.Objects)).To(Equal(map[string]int{
 			"ServiceAccount":      2,
-			"ClusterRole":         4, // manager, api, metrics-auth, metrics-reader
-			"ClusterRoleBinding":  3,
-			"Role":                1, // leader election
-			"RoleBinding":         1,
+			"ClusterRole":         3, // manager, metrics-auth, metrics-reader
+			"ClusterRoleBinding":  2,
+			"Role":                2, // leader election, the API's in the one project
+			"RoleBinding":         2,
 			"Deployment":          2,
 			"Service":             3, // the API, two metrics Services
 			"PodDisruptionBudget": 2,
@@ -65,10 +65,10 @@ var _ = Describe("the rendered chart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindCount(r.Objects)).To(Equal(map[string]int{
 			"ServiceAccount":      2,
-			"ClusterRole":         4,
-			"ClusterRoleBinding":  3,
-			"Role":                1,
-			"RoleBinding":         1,
+			"ClusterRole":         3,
+			"ClusterRoleBinding":  2,
+			"Role":                3, // leader election, the API's in each project
+			"RoleBinding":         3,
 			"Deployment":          2,
 			"Service":             3,
 			"PodDisruptionBudget": 2,
@@ -94,10 +94,10 @@ var _ = Describe("the rendered chart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindCount(r.Objects)).To(Equal(map[string]int{
 			"ServiceAccount":     2,
-			"ClusterRole":        2,
-			"ClusterRoleBinding": 2,
-			"Role":               1,
-			"RoleBinding":        1,
+			"ClusterRole":        1,
+			"ClusterRoleBinding": 1,
+			"Role":               2,
+			"RoleBinding":        2,
 			"Deployment":         2,
 			"Service":            1,
 			"Secret":             1, // the signing key

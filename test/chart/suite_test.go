@@ -83,7 +83,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	// The REST mapper of a client made before the CRD existed may not know it.
 	k8sClient = newClient(cfg)
 
-	fw.StartManager(restConfig, ctrl.Options{Cache: server.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
+	fw.StartManager(restConfig, ctrl.Options{Cache: server.CacheOptions(nil)}, func(ctx context.Context, mgr ctrl.Manager) error {
 		var err error
 		auth, err = apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
 		return err

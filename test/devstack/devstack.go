@@ -60,6 +60,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/test/localkubelet"
 )
 
@@ -126,6 +127,9 @@ type Options struct {
 	// SessionSecretWait is the manager's --session-secret-wait. Default
 	// the manager's.
 	SessionSecretWait time.Duration
+	// Quota is the API's and the manager's per-project session quota.
+	// Default quota.DefaultConfig().
+	Quota *quota.Config
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.

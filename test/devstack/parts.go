@@ -63,6 +63,9 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.Image = RunnerImage
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
+	if s.opts.Quota != nil {
+		opts.Controllers.Quota = *s.opts.Quota
+	}
 	if s.opts.SessionSecretWait > 0 {
 		opts.Controllers.Sessions.SecretWait = s.opts.SessionSecretWait
 	}
@@ -87,6 +90,12 @@ func (s *Stack) startAPI(ctx context.Context) error {
 	opts.MetricsAddress = "0"
 	opts.ShutdownGrace = apiShutdownGrace
 	opts.CDPKeyFile = s.cdpKeyPath()
+	// The stack's one project, as the chart makes its bootstrap key's
+	// namespace one.
+	opts.ProjectNamespaces = []string{s.opts.Namespace}
+	if s.opts.Quota != nil {
+		opts.Quota = *s.opts.Quota
+	}
 	opts.Registry = s.registry
 	opts.Logger = s.log.WithName("api")
 	p := s.run("api", func(ctx context.Context) error { return apiapp.Run(ctx, s.cfg, opts) })

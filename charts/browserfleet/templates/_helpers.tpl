@@ -91,13 +91,30 @@ Object names.
 {{- default .Release.Namespace .Values.apiKeys.bootstrap.namespace }}
 {{- end }}
 
-{{/* The namespaces runner NetworkPolicies go to, as a list. */}}
+{{/*
+The project namespaces, as a list: projects.namespaces and the bootstrap
+key's (a key counts only in a project). Each gets the API's Role and the
+runner NetworkPolicy.
+*/}}
 {{- define "browserfleet.projectNamespaces" -}}
 {{- $list := .Values.projects.namespaces }}
-{{- if not $list }}
-{{- $list = list (include "browserfleet.bootstrapKeyNamespace" .) }}
+{{- if or (not $list) .Values.apiKeys.bootstrap.enabled }}
+{{- $list = append $list (include "browserfleet.bootstrapKeyNamespace" .) }}
 {{- end }}
 {{- toJson (uniq $list) }}
+{{- end }}
+
+{{/* The quota flags, the same for the API and the manager. */}}
+{{- define "browserfleet.quotaArgs" -}}
+{{- $q := .Values.projects.quota }}
+- {{ printf "--quota-concurrent-sessions=%d" (int64 $q.concurrentSessions) | quote }}
+- {{ printf "--quota-live-sessions=%d" (int64 $q.liveSessions) | quote }}
+{{- range $ns, $o := $q.overrides }}
+{{- $parts := list }}
+{{- with $o.concurrentSessions }}{{ $parts = append $parts (printf "concurrentSessions:%d" (int64 .)) }}{{ end }}
+{{- with $o.liveSessions }}{{ $parts = append $parts (printf "liveSessions:%d" (int64 .)) }}{{ end }}
+- {{ printf "--project-quota=%s=%s" $ns (join "," $parts) | quote }}
+{{- end }}
 {{- end }}
 
 {{/*

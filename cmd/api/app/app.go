@@ -25,11 +25,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +40,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
@@ -76,6 +79,11 @@ type Options struct {
 	// launchOptions.executablePath may name; the manager's
 	// --runner-allowed-executable list.
 	AllowedExecutables []string
+	// ProjectNamespaces are the namespaces that are projects; empty: every
+	// namespace.
+	ProjectNamespaces []string
+	// Quota bounds each project's sessions: the manager's --quota-* flags.
+	Quota quota.Config
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -97,6 +105,7 @@ func DefaultOptions() Options {
 		MaxBodyBytes:   server.DefaultMaxBodyBytes,
 		ShutdownGrace:  30 * time.Second,
 		CDPURLTTL:      server.DefaultCDPURLTTL,
+		Quota:          quota.DefaultConfig(),
 	}
 }
 
@@ -112,6 +121,14 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CDPKeyPreviousFile, "cdp-signing-key-previous-file", o.CDPKeyPreviousFile, "file holding the previous signing key, still accepted while a rotation completes")
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
+	o.Quota.AddFlags(fs)
+	fs.Func("project-namespace", "a namespace that is a project: API keys count only there, and the API reads and writes no other namespace (its RBAC can then be namespaced); repeatable; none: every namespace, with cluster-wide rights", func(v string) error {
+		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
+			return fmt.Errorf("%q is not a namespace name: %s", v, strings.Join(errs, "; "))
+		}
+		o.ProjectNamespaces = append(o.ProjectNamespaces, v)
+		return nil
+	})
 	fs.Func("allowed-executable", "absolute path of a browser binary a session's launchOptions.executablePath may name (the manager's --runner-allowed-executable list); repeatable; none by default, so start refuses every executablePath", func(v string) error {
 		if err := rpc.CheckAllowedExecutable(v); err != nil {
 			return err
@@ -158,7 +175,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- serve(srv, opts.Listener) }()
-	log.Info("serving", "address", address(opts), "startTimeout", opts.StartTimeout, "maxBodyBytes", opts.MaxBodyBytes)
+	log.Info("serving", "address", address(opts), "startTimeout", opts.StartTimeout, "maxBodyBytes", opts.MaxBodyBytes, "projects", opts.ProjectNamespaces)
+	if len(opts.ProjectNamespaces) == 0 {
+		log.Info("no --project-namespace: every namespace with an API key is a project, and the API needs cluster-wide rights")
+	}
 
 	select {
 	case <-ctx.Done():
@@ -197,7 +217,7 @@ func newManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 opts.Logger,
-		Cache:                  server.CacheOptions(),
+		Cache:                  server.CacheOptions(opts.ProjectNamespaces),
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: "0",
 	})
@@ -241,6 +261,8 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		PublicURL:     opts.PublicURL,
 
 		AllowedExecutables: opts.AllowedExecutables,
+		Quota:              opts.Quota,
+		Projects:           opts.ProjectNamespaces,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)

@@ -62,12 +62,16 @@ type SessionConfig struct {
 	// StartupTimeout is how long after its creation a session may take to
 	// become Ready the first time; then it fails and its pod is deleted.
 	StartupTimeout time.Duration
+	// ForceDeleteAfter is how long past its deletion deadline a runner pod
+	// may stay Terminating (its node is gone and no kubelet confirms the
+	// end) before the manager deletes it with no grace.
+	ForceDeleteAfter time.Duration
 }
 
 // DefaultSessionConfig is the session configuration the manager's flags
 // default to.
 func DefaultSessionConfig() SessionConfig {
-	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute}
+	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute, ForceDeleteAfter: 2 * time.Minute}
 }
 
 // AddFlags binds the session configuration to command-line flags.
@@ -76,6 +80,7 @@ func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
 	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
 	fs.DurationVar(&c.StartupTimeout, "session-startup-timeout", c.StartupTimeout, "how long after its creation a session may take to become ready; then it fails with its pod's reason and the pod is deleted")
+	fs.DurationVar(&c.ForceDeleteAfter, "runner-force-delete-after", c.ForceDeleteAfter, "how long past its grace period a runner pod may stay Terminating (its node is gone) before the manager force-deletes it; 0 never")
 	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session or AgentTask waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
 }
 
@@ -424,7 +429,57 @@ func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alp
 		ctrl.LoggerFrom(ctx).V(1).Info("deleted runner pod", "pod", pod.Name)
 		return false, nil
 	}
-	return false, r.collectSummary(ctx, s, pod, now)
+	if err := r.collectSummary(ctx, s, pod, now); err != nil {
+		return false, err
+	}
+	return false, r.forceDeleteOverdue(ctx, s, pod, now)
+}
+
+// forceDeleteAfter is when a Terminating runner pod is deleted with no
+// grace: ForceDeleteAfter past its deletion deadline. A pod whose grace is
+// already 0 (a kubelet confirmed, or it was forced) waits for nothing.
+func (r *BrowserSessionReconciler) forceDeleteAfter(pod *corev1.Pod) (time.Time, bool) {
+	if r.Sessions.ForceDeleteAfter <= 0 || pod.DeletionTimestamp == nil ||
+		(pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0) {
+		return time.Time{}, false
+	}
+	return pod.DeletionTimestamp.Add(r.Sessions.ForceDeleteAfter), true
+}
+
+// forceDeleteOverdue deletes with no grace a runner pod whose node never
+// confirmed its end, so that the session's finalizer does not wait
+// forever. On a dead node the containers may in truth still run; the
+// node's own kubelet stops them if it ever comes back.
+func (r *BrowserSessionReconciler) forceDeleteOverdue(ctx context.Context, s *v1alpha1.BrowserSession, pod *corev1.Pod, now time.Time) error {
+	deadline, ok := r.forceDeleteAfter(pod)
+	if !ok || now.Before(deadline) {
+		return nil
+	}
+	err := r.Client.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("force-deleting runner pod %s: %w", pod.Name, err)
+	}
+	msg := fmt.Sprintf("runner pod %s on node %q was still Terminating %s after its grace period; deleted it with no grace", pod.Name, pod.Spec.NodeName, r.Sessions.ForceDeleteAfter)
+	ctrl.LoggerFrom(ctx).Info("force-deleted runner pod", "pod", klog.KObj(pod), "node", pod.Spec.NodeName)
+	r.Recorder.Eventf(s, pod, corev1.EventTypeWarning, "RunnerPodForceDeleted", "ForceDelete", "%s", msg)
+	return nil
+}
+
+// podDeadline is the next timer of a deleted runner pod: when it is let go
+// without its summary, or force-deleted, whichever comes first.
+func (r *BrowserSessionReconciler) podDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
+	next, ok := r.summaryDeadline(ctx, s)
+	pod := &corev1.Pod{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}, pod); err != nil || !metav1.IsControlledBy(pod, s) {
+		return next, ok
+	}
+	if force, fok := r.forceDeleteAfter(pod); fok && (!ok || force.Before(next)) {
+		return force, true
+	}
+	return next, ok
 }
 
 // schedule deletes a session whose TTL ran out, and asks to be called again
@@ -445,8 +500,9 @@ func (r *BrowserSessionReconciler) schedule(ctx context.Context, s *v1alpha1.Bro
 	}
 	if meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
 		// The pod's deletion brings the next pass; a pod whose node never
-		// reports its end is let go at its summary deadline.
-		if deadline, ok := r.summaryDeadline(ctx, s); ok {
+		// reports its end is let go at its summary deadline, and
+		// force-deleted at its force-delete deadline.
+		if deadline, ok := r.podDeadline(ctx, s); ok {
 			return ctrl.Result{RequeueAfter: max(deadline.Sub(now), time.Millisecond)}, nil
 		}
 		return ctrl.Result{}, nil
@@ -497,7 +553,7 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 		return ctrl.Result{}, err
 	}
 	if !gone {
-		if deadline, ok := r.summaryDeadline(ctx, s); ok {
+		if deadline, ok := r.podDeadline(ctx, s); ok {
 			return ctrl.Result{RequeueAfter: max(deadline.Sub(now), time.Millisecond)}, nil
 		}
 		return ctrl.Result{}, nil

@@ -387,6 +387,22 @@ var _ = Describe("BrowserSession", func() {
 		Expect(session(ctx, key)(Default).Status.History).To(BeNil())
 	})
 
+	It("force-deletes a runner pod its dead node never lets go, and ends", func(ctx SpecContext) {
+		key := startSession(ctx, wrappers.MakeBrowserSession("dead-node", ns).Obj())
+		Expect(kubelet.Bind(ctx, podKey(key))).To(Succeed())
+		endSession(ctx, key)
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnding))
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, podKey(key), pod)).To(Succeed())
+		Expect(pod.DeletionTimestamp).NotTo(BeNil())
+
+		By("no kubelet ever confirms: after its grace period and forceDeleteAfter the manager deletes it with no grace")
+		grace := time.Until(pod.DeletionTimestamp.Time)
+		Eventually(podGone(ctx, key), grace+forceDeleteAfter+15*time.Second).Should(BeTrue())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionEnded))
+		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElement("RunnerPodForceDeleted"))
+	})
+
 	It("ends a session that never became ready", func(ctx SpecContext) {
 		s := wrappers.MakeBrowserSession("never-ready", ns).Obj()
 		Expect(k8sClient.Create(ctx, s)).To(Succeed())

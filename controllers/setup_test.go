@@ -68,6 +68,7 @@ func TestOptionsFlags(t *testing.T) {
 		"--session-ttl-after-ended=10m",
 		"--session-secret-wait=20s",
 		"--session-startup-timeout=3m",
+		"--runner-force-delete-after=5m",
 		"--task-session-wait=45s",
 	})
 	if err != nil {
@@ -98,7 +99,7 @@ func TestOptionsFlags(t *testing.T) {
 		EgressClusterCIDRs: []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16")},
 		AllowedExecutables: []string{"/opt/chrome/chrome", "/usr/bin/chromium"},
 	}
-	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 20 * time.Second, StartupTimeout: 3 * time.Minute}
+	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 20 * time.Second, StartupTimeout: 3 * time.Minute, ForceDeleteAfter: 5 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 	prefixes := cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })

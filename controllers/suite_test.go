@@ -48,6 +48,9 @@ const (
 	// startupTimeout is how long a session may take to become ready: long
 	// enough for every spec that gets its pod ready on a busy machine.
 	startupTimeout = 20 * time.Second
+	// forceDeleteAfter is how long past its grace period a runner pod may
+	// stay Terminating before it is force-deleted.
+	forceDeleteAfter = 2 * time.Second
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"
@@ -86,7 +89,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
-	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout}
+	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout, ForceDeleteAfter: forceDeleteAfter}
 	opts.TaskSessionWait = taskSessionWait
 	opts.Quota.Projects = map[string]quota.Limits{quotaProject: {ConcurrentSessions: 2, LiveSessions: 3}}
 	runnerCfg = opts.Runner

@@ -21,7 +21,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -54,7 +56,7 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 	DescribeTable("cannot get what the issue found",
 		func(ctx SpecContext, try attack) {
 			p := project()
-			before := snapshot(ctx, p.Namespace)
+			before := settled(ctx, p.Namespace)
 			if try(ctx, p) {
 				Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "a refused attack changed the project")
 			}
@@ -105,6 +107,9 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 			"cloudSessionCreateParams.userMetadata", "at most 16384")),
 		Entry("lists every session in one reply", attack(unboundedList)),
 
+		// etcd as a log.
+		Entry("fills etcd with cheap navigations", attack(etcdAsALog)),
+
 		// Secrets in plain sight.
 		Entry("reads a cdpUrl token, cdpHeaders and a proxy password from the session and its pod", attack(secretsInPlainSight)),
 
@@ -114,6 +119,25 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 		Entry("references a Secret that did not opt in, with kubectl", attack(secretRefToUnlabelled)),
 	)
 })
+
+// settled is the namespace's snapshot once the earlier attacks' sessions
+// have finished ending: unchanged over a second, and no session in between
+// phases, so that what a refused attack leaves alone can be told.
+func settled(ctx context.Context, namespace string) map[string]string {
+	GinkgoHelper()
+	var last map[string]string
+	Eventually(func(g Gomega) {
+		var sessions v1alpha1.BrowserSessionList
+		g.Expect(k8s.List(ctx, &sessions, client.InNamespace(namespace))).To(Succeed())
+		for _, s := range sessions.Items {
+			g.Expect(s.Status.Phase).To(BeElementOf(v1alpha1.BrowserSessionReady, v1alpha1.BrowserSessionEnded, v1alpha1.BrowserSessionFailed), s.Name)
+		}
+		prev := last
+		last = snapshot(ctx, namespace)
+		g.Expect(last).To(Equal(prev))
+	}, 2*time.Minute, time.Second).Should(Succeed())
+	return last
+}
 
 // snapshot is every object of namespace the service makes or reads, with
 // its resource version: what a refused attack must leave alone.
@@ -573,7 +597,7 @@ func beyondQuota(ctx context.Context, p apitest.Project) bool {
 		Expect(k8s.Create(ctx, s)).To(Succeed())
 		made = append(made, s)
 	}
-	before := snapshot(ctx, p.Namespace)
+	before := slices.Sorted(maps.Keys(snapshot(ctx, p.Namespace)))
 	var r apitest.Response
 	Eventually(func() int {
 		r = do(http.MethodPost, "/v1/sessions/start", p.Key, `{"modelName":"openai/gpt-test"}`, nil)
@@ -581,7 +605,7 @@ func beyondQuota(ctx context.Context, p apitest.Project) bool {
 	}).Should(Equal(http.StatusTooManyRequests), "%s", r.Raw)
 	Expect(r.JSON()).To(HaveKeyWithValue("code", "QUOTA_EXCEEDED"))
 	Expect(r.Header.Get("Retry-After")).To(Equal("10"))
-	Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "a refused start created nothing")
+	Expect(slices.Sorted(maps.Keys(snapshot(ctx, p.Namespace)))).To(Equal(before), "a refused start created nothing")
 
 	s := wrappers.MakeBrowserSession("one-too-many", p.Namespace).Obj()
 	Expect(k8s.Create(ctx, s)).To(Succeed())
@@ -603,4 +627,20 @@ func unboundedList(_ context.Context, p apitest.Project) bool {
 	GinkgoHelper()
 	expectInvalid(do(http.MethodGet, "/v1/sessions?limit=100000", p.Key, "", nil), "limit", "must be one integer from 1 to 500")
 	return true
+}
+
+// etcdAsALog: a loop of navigations writes nothing to the cluster.
+func etcdAsALog(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	pages.handle("/cheap", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, `<!doctype html><title>cheap</title>`)
+	})
+	id := startSession(p, "")
+	before := settled(ctx, p.Namespace)
+	for i := range 20 {
+		Expect(navigate(p, id, pages.url(fmt.Sprintf("/cheap?%d", i))).Status).To(Equal(http.StatusOK))
+	}
+	Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "20 navigations changed or created no object")
+	return false
 }

@@ -134,7 +134,7 @@ func runnerValuesOptions() controllers.Options {
 	want.Runner.AllowedExecutables = []string{"/usr/bin/chromium", "/opt/google/chrome/chrome"}
 	want.Runner.EgressAllowCIDRs = []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("127.0.0.0/8")}
 	want.Runner.EgressClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16"), netip.MustParsePrefix("2600:1900:4000::/44")}
-	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 45 * time.Second, StartupTimeout: 7 * time.Minute}
+	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 45 * time.Second, StartupTimeout: 7 * time.Minute, ForceDeleteAfter: 90 * time.Second}
 	want.TaskSessionWait = 45 * time.Second
 	return want
 }

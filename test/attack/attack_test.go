@@ -552,9 +552,12 @@ func revokedKeyKeepsCDP(ctx context.Context, p apitest.Project) bool {
 	key, keyID, err := apikey.Create(ctx, k8s, p.Namespace, "to be revoked", nil)
 	Expect(err).NotTo(HaveOccurred())
 	var cdpURL string
+	// The API's cache sees the new key within moments.
 	Eventually(func() int {
 		r := do(http.MethodGet, "/v1/sessions/"+id, key, "", nil)
-		cdpURL, _ = r.JSON()["data"].(map[string]any)["cdpUrl"].(string)
+		if r.Status == http.StatusOK {
+			cdpURL, _ = r.Data()["cdpUrl"].(string)
+		}
 		return r.Status
 	}).Should(Equal(http.StatusOK))
 	cdp := apitest.DialCDP(ctx, cdpURL)

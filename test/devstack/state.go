@@ -29,6 +29,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,6 +85,9 @@ func (s *Stack) ensureNamespace(ctx context.Context) error {
 // ensureAPIKey reuses the key of the env file while its Secret exists, and
 // makes a new one otherwise: the plain key is nowhere else.
 func (s *Stack) ensureAPIKey(ctx context.Context) error {
+	if err := s.ensureProjectBinding(ctx); err != nil {
+		return err
+	}
 	key, err := readKey(s.EnvPath())
 	if err != nil {
 		return err
@@ -106,6 +110,22 @@ func (s *Stack) ensureAPIKey(ctx context.Context) error {
 	}
 	s.apiKey = key
 	s.log.Info("made an api key", "namespace", s.opts.Namespace, "id", id)
+	return nil
+}
+
+// ensureProjectBinding marks the stack's namespace a project as the chart
+// does, with a RoleBinding labelled apikey.LabelProject, so that bfkeys
+// makes keys there. (The stack's API runs with the envtest admin's rights;
+// the binding grants nothing of its own.)
+func (s *Stack) ensureProjectBinding(ctx context.Context) error {
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "browserfleet-api", Namespace: s.opts.Namespace, Labels: map[string]string{apikey.LabelProject: "true"}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "browserfleet-api"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "browserfleet-api", Namespace: s.opts.Namespace}},
+	}
+	if err := s.client.Create(ctx, rb); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("marking namespace %s a project: %w", s.opts.Namespace, err)
+	}
 	return nil
 }
 

@@ -107,6 +107,9 @@ var _ = Describe("a tenant with an ordinary project key", func() {
 			"cloudSessionCreateParams.userMetadata", "at most 16384")),
 		Entry("lists every session in one reply", attack(unboundedList)),
 
+		// Orphans.
+		Entry("walks away from a start before the browser is ready", attack(abandonedStart)),
+
 		// etcd as a log.
 		Entry("fills etcd with cheap navigations", attack(etcdAsALog)),
 
@@ -646,4 +649,66 @@ func etcdAsALog(ctx context.Context, p apitest.Project) bool {
 	}
 	Expect(snapshot(ctx, p.Namespace)).To(Equal(before), "20 navigations changed or created no object")
 	return false
+}
+
+// abandonedStart: a client that goes away before its start answers leaves
+// no session running: the API ends the one it made. (A start that answers
+// before the client goes away is not abandoned; then it tries again.)
+func abandonedStart(ctx context.Context, p apitest.Project) bool {
+	GinkgoHelper()
+	for range 3 {
+		if id, answered := startAndWalkAway(ctx, p); !answered {
+			Eventually(func() v1alpha1.BrowserSessionPhase {
+				s := &v1alpha1.BrowserSession{}
+				Expect(k8s.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: id}, s)).To(Succeed())
+				return s.Status.Phase
+			}, 30*time.Second).Should(Equal(v1alpha1.BrowserSessionEnded), "the abandoned session ends")
+			return false
+		}
+	}
+	Fail("every start answered before its client went away")
+	return false
+}
+
+// startAndWalkAway starts a session and goes away as soon as the session
+// exists. It returns the session, and whether the start answered first.
+func startAndWalkAway(ctx context.Context, p apitest.Project) (string, bool) {
+	GinkgoHelper()
+	var before v1alpha1.BrowserSessionList
+	Expect(k8s.List(ctx, &before, client.InNamespace(p.Namespace))).To(Succeed())
+	known := map[string]bool{}
+	for _, s := range before.Items {
+		known[s.Name] = true
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answered := make(chan bool, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(callCtx, http.MethodPost, stack.APIURL()+"/v1/sessions/start", strings.NewReader(`{"modelName":"openai/gpt-test"}`))
+		req.Header.Set("x-svc-api-key", p.Key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		answered <- err == nil
+	}()
+	var id string
+	Eventually(func() string {
+		var list v1alpha1.BrowserSessionList
+		Expect(k8s.List(ctx, &list, client.InNamespace(p.Namespace))).To(Succeed())
+		for _, s := range list.Items {
+			if !known[s.Name] {
+				id = s.Name
+			}
+		}
+		return id
+	}, 10*time.Second, 10*time.Millisecond).ShouldNot(BeEmpty())
+	cancel()
+	var got bool
+	Eventually(answered).Should(Receive(&got))
+	if got {
+		do(http.MethodPost, "/v1/sessions/"+id+"/end", p.Key, "", nil)
+	}
+	return id, got
 }

@@ -531,6 +531,29 @@ var _ = Describe("BrowserSession", func() {
 		Expect(env).To(HaveKeyWithValue(rpc.EnvModelHeadersDir, rpc.ModelHeadersDir))
 	})
 
+	It("starts only once an older session's token Secret of the same name is gone", func(ctx SpecContext) {
+		stale := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: controllers.RunnerTokenSecretName("reborn-token"), Namespace: ns,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "browserfleet.io/v1alpha1", Kind: "BrowserSession", Name: "reborn-token",
+					UID: "0e7f9a0c-0000-4000-8000-000000000001", Controller: ptr.To(true)}}},
+			StringData: map[string]string{"token": "the old session's"},
+		}
+		Expect(k8sClient.Create(ctx, stale)).To(Succeed())
+		s := wrappers.MakeBrowserSession("reborn-token", ns).Obj()
+		Expect(k8sClient.Create(ctx, s)).To(Succeed())
+		key := client.ObjectKeyFromObject(s)
+		Consistently(podGone(ctx, key), 2*time.Second).Should(BeTrue(), "no pod with the old session's token")
+
+		By("the garbage collector takes the old Secret")
+		Expect(k8sClient.Delete(ctx, stale)).To(Succeed())
+		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName("reborn-token")}, secret)).To(Succeed())
+		current := session(ctx, key)(Default)
+		Expect(metav1.IsControlledBy(secret, current)).To(BeTrue())
+		Expect(string(secret.Data["token"])).NotTo(Equal("the old session's"))
+	})
+
 	It("refuses to change a running session's browser or model", func(ctx SpecContext) {
 		key := startSession(ctx, wrappers.MakeBrowserSession("immutable", ns).Obj())
 		s := session(ctx, key)(Default)

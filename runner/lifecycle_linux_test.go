@@ -20,10 +20,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -323,4 +325,20 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	}
 	wantContains(t, "log", logs.String(), "the proxy refused the session's credentials", "session=secret-session")
 	wantContains(t, "chromium's environment", string(environ), rpc.EnvSession+"=\x00", rpc.EnvSecretsDir+"=\x00")
+}
+
+// TestCrashReasonWaitsForTheExit: the DevTools connection may drop before
+// the kernel shows the process gone; the reason is the exit all the same.
+func TestCrashReasonWaitsForTheExit(t *testing.T) {
+	cmd := exec.Command("sleep", "0.3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	b := &Browser{settings: &settings{}, pid: cmd.Process.Pid}
+	got := b.crashReason()
+	want := fmt.Sprintf("chromium (pid %d) exited unexpectedly: exit code 0", cmd.Process.Pid)
+	if got != want {
+		t.Errorf("crashReason() = %q, want %q", got, want)
+	}
 }

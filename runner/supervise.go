@@ -18,6 +18,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/chromedp"
@@ -57,11 +58,28 @@ func (b *Browser) crashReason() string {
 	if b.settings.attach != nil {
 		return fmt.Sprintf("lost the DevTools connection to the browser at %s", redactURL(b.settings.attach.url))
 	}
-	if desc, exited := exitStatus(b.pid); exited {
-		if desc != "" {
-			return fmt.Sprintf("chromium (pid %d) exited unexpectedly: %s", b.pid, desc)
+	// The connection and the process end in either order: on a busy
+	// machine the socket may close before the kernel has made the process
+	// a zombie. Give it a moment, so that one crash reads the same however
+	// the two race.
+	deadline := time.Now().Add(exitWait)
+	for {
+		if desc, exited := exitStatus(b.pid); exited {
+			if desc != "" {
+				return fmt.Sprintf("chromium (pid %d) exited unexpectedly: %s", b.pid, desc)
+			}
+			return fmt.Sprintf("chromium (pid %d) exited unexpectedly", b.pid)
 		}
-		return fmt.Sprintf("chromium (pid %d) exited unexpectedly", b.pid)
+		if !time.Now().Before(deadline) {
+			return fmt.Sprintf("lost the DevTools connection to chromium (pid %d); the process was killed", b.pid)
+		}
+		time.Sleep(exitPoll)
 	}
-	return fmt.Sprintf("lost the DevTools connection to chromium (pid %d); the process was killed", b.pid)
 }
+
+// How long crashReason waits for a browser whose connection dropped to be
+// seen exiting, and how often it looks.
+const (
+	exitWait = 2 * time.Second
+	exitPoll = 20 * time.Millisecond
+)

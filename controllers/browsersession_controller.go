@@ -168,7 +168,7 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		// summary is taken. The cache is enough: no pod is created for a
 		// session that is over.
 		pod := &corev1.Pod{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}, pod)
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod)
 		if err != nil || !metav1.IsControlledBy(pod, s) {
 			return client.IgnoreNotFound(err)
 		}
@@ -201,7 +201,7 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 	}
 	if pod == nil {
 		markFailed(s, v1alpha1.BrowserSessionReasonPodDeleted,
-			fmt.Sprintf("runner pod %s disappeared while the session was running", RunnerPodName(s.Name)), now)
+			fmt.Sprintf("runner pod %s disappeared while the session was running", v1alpha1.RunnerPodName(s.Name)), now)
 		return nil
 	}
 	observePod(s, pod, now)
@@ -364,7 +364,7 @@ func (r *BrowserSessionReconciler) createTokenSecret(ctx context.Context, s *v1a
 // ensureRunnerPod returns the session's runner pod, creating it the first
 // time. It returns nil when a pod the session had is gone.
 func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (*corev1.Pod, error) {
-	key := types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}
+	key := types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}
 	pod, err := r.getRunnerPod(ctx, key)
 	if err != nil {
 		return nil, err
@@ -425,7 +425,7 @@ func (r *BrowserSessionReconciler) getRunnerPod(ctx context.Context, key types.N
 // gone. A deleted pod goes once the runner's summary is in the status
 // (collectSummary).
 func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
-	pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: RunnerPodName(s.Name)})
+	pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)})
 	if err != nil {
 		return false, err
 	}
@@ -487,7 +487,7 @@ func (r *BrowserSessionReconciler) forceDeleteOverdue(ctx context.Context, s *v1
 func (r *BrowserSessionReconciler) podDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
 	next, ok := r.summaryDeadline(ctx, s)
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}, pod); err != nil || !metav1.IsControlledBy(pod, s) {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod); err != nil || !metav1.IsControlledBy(pod, s) {
 		return next, ok
 	}
 	if force, fok := r.forceDeleteAfter(pod); fok && (!ok || force.Before(next)) {

@@ -59,7 +59,7 @@ func conditions(ctx context.Context, key types.NamespacedName) func(Gomega) []me
 }
 
 func podKey(key types.NamespacedName) types.NamespacedName {
-	return types.NamespacedName{Namespace: key.Namespace, Name: controllers.RunnerPodName(key.Name)}
+	return types.NamespacedName{Namespace: key.Namespace, Name: v1alpha1.RunnerPodName(key.Name)}
 }
 
 // eventReasons lists the reasons of the events recorded about an object, oldest first.
@@ -147,7 +147,7 @@ var _ = Describe("BrowserSession", func() {
 		Expect(k8sClient.Get(ctx, podKey(key), pod)).To(Succeed())
 		Expect(metav1.IsControlledBy(pod, s)).To(BeTrue(), "the session controls its pod")
 		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName(s.Name)}, secret)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: v1alpha1.RunnerTokenSecretName(s.Name)}, secret)).To(Succeed())
 		Expect(metav1.IsControlledBy(secret, s)).To(BeTrue(), "the session controls its token secret")
 		Expect(secret.Data[rpc.TokenSecretKey]).To(HaveLen(43), "256 random bits, base64url")
 		Expect(secret.Immutable).To(HaveValue(BeTrue()))
@@ -241,7 +241,7 @@ var _ = Describe("BrowserSession", func() {
 		Eventually(eventReasons(ctx, ns, s.Name)).Should(ContainElement(string(v1alpha1.BrowserSessionFailed)))
 		Consistently(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, podKey(key), &corev1.Pod{})) &&
-				apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName(s.Name)}, &corev1.Secret{}))
+				apierrors.IsNotFound(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: v1alpha1.RunnerTokenSecretName(s.Name)}, &corev1.Secret{}))
 		}).Should(BeTrue(), "no pod and no token secret for a refused session")
 	})
 
@@ -533,7 +533,7 @@ var _ = Describe("BrowserSession", func() {
 
 	It("starts only once an older session's token Secret of the same name is gone", func(ctx SpecContext) {
 		stale := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: controllers.RunnerTokenSecretName("reborn-token"), Namespace: ns,
+			ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.RunnerTokenSecretName("reborn-token"), Namespace: ns,
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "browserfleet.io/v1alpha1", Kind: "BrowserSession", Name: "reborn-token",
 					UID: "0e7f9a0c-0000-4000-8000-000000000001", Controller: ptr.To(true)}}},
 			StringData: map[string]string{"token": "the old session's"},
@@ -548,7 +548,7 @@ var _ = Describe("BrowserSession", func() {
 		Expect(k8sClient.Delete(ctx, stale)).To(Succeed())
 		Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
 		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: controllers.RunnerTokenSecretName("reborn-token")}, secret)).To(Succeed())
+		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: v1alpha1.RunnerTokenSecretName("reborn-token")}, secret)).To(Succeed())
 		current := session(ctx, key)(Default)
 		Expect(metav1.IsControlledBy(secret, current)).To(BeTrue())
 		Expect(string(secret.Data["token"])).NotTo(Equal("the old session's"))

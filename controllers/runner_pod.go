@@ -38,12 +38,7 @@ import (
 
 // Labels on every object the manager creates for a session, beside
 // v1alpha1.LabelManagedBy and v1alpha1.LabelSession.
-const (
-	// LabelComponent says which part of browserfleet an object belongs to.
-	LabelComponent = "app.kubernetes.io/component"
-	// ComponentRunner is LabelComponent's value on runner pods and secrets.
-	ComponentRunner = "runner"
-)
+const ()
 
 // RunnerConfig is how the manager builds runner pods. It comes from the
 // manager's flags (see AddFlags).
@@ -240,17 +235,10 @@ const runnerContainer = "runner"
 // its termination message.
 const statusVolume = "status"
 
-// RunnerPodName is the name of a session's runner pod.
-func RunnerPodName(sessionName string) string { return sessionName + "-runner" }
-
-// RunnerTokenSecretName is the name of the Secret that holds a session's
-// runner token.
-func RunnerTokenSecretName(sessionName string) string { return sessionName + "-runner-token" }
-
 func runnerLabels(session *v1alpha1.BrowserSession) map[string]string {
 	return map[string]string{
 		v1alpha1.LabelManagedBy: v1alpha1.ManagedBy,
-		LabelComponent:          ComponentRunner,
+		v1alpha1.LabelComponent: v1alpha1.ComponentRunner,
 		v1alpha1.LabelSession:   session.Name,
 	}
 }
@@ -269,7 +257,7 @@ func newRunnerToken() ([]byte, error) {
 func constructTokenSecret(session *v1alpha1.BrowserSession, token []byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      RunnerTokenSecretName(session.Name),
+			Name:      v1alpha1.RunnerTokenSecretName(session.Name),
 			Namespace: session.Namespace,
 			Labels:    runnerLabels(session),
 		},
@@ -344,7 +332,7 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       RunnerPodName(session.Name),
+			Name:       v1alpha1.RunnerPodName(session.Name),
 			Namespace:  session.Namespace,
 			Labels:     runnerLabels(session),
 			Finalizers: []string{RunnerSummaryFinalizer},
@@ -448,7 +436,7 @@ func executableRefusal(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) stri
 // tmpfs) and mode 0400 under the pod's fsGroup. dirEnv names the
 // directories for the runner.
 func secretVolumes(session *v1alpha1.BrowserSession) (volumes []corev1.Volume, mounts []corev1.VolumeMount, dirEnv []corev1.EnvVar) {
-	sources := []corev1.VolumeProjection{secretProjection(RunnerTokenSecretName(session.Name), rpc.TokenSecretKey, rpc.FileToken)}
+	sources := []corev1.VolumeProjection{secretProjection(v1alpha1.RunnerTokenSecretName(session.Name), rpc.TokenSecretKey, rpc.FileToken)}
 	for _, ref := range sessionSecretRefs(&session.Spec) {
 		if ref.file != "" {
 			sources = append(sources, secretProjection(ref.name, ref.key, ref.file))

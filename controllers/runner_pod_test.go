@@ -159,7 +159,7 @@ func TestSecretVolumes(t *testing.T) {
 	ref := func(name, key string) *v1alpha1.SecretKeyReference {
 		return &v1alpha1.SecretKeyReference{Name: name, Key: key}
 	}
-	token := RunnerTokenSecretName("s") + "/" + rpc.TokenSecretKey
+	token := v1alpha1.RunnerTokenSecretName("s") + "/" + rpc.TokenSecretKey
 	type want struct {
 		// Files maps each file of the secrets volume to secret/key.
 		Files map[string]string

@@ -143,7 +143,7 @@ func (r *BrowserSessionReconciler) collectSummary(ctx context.Context, s *v1alph
 // summary is let go all the same (runnerStopped).
 func (r *BrowserSessionReconciler) summaryDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: RunnerPodName(s.Name)}, pod); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod); err != nil {
 		return time.Time{}, false
 	}
 	if pod.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(pod, RunnerSummaryFinalizer) || !metav1.IsControlledBy(pod, s) {

@@ -37,7 +37,7 @@ func session(name string, sec int, pod, over bool) v1alpha1.BrowserSession {
 		Name: name, UID: types.UID("uid-" + name), CreationTimestamp: metav1.NewTime(t0.Add(time.Duration(sec) * time.Second)),
 	}}
 	if pod {
-		s.Status.PodName = name + "-runner"
+		s.Status.PodName = v1alpha1.RunnerPodName(name)
 	}
 	if over {
 		s.Status.Conditions = []metav1.Condition{{Type: v1alpha1.BrowserSessionConditionEnded, Status: metav1.ConditionTrue}}

@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -84,7 +83,7 @@ func (s *server) runnerToken(ctx context.Context, bs *v1alpha1.BrowserSession) (
 	if tok, ok := s.tokens.get(bs.UID); ok {
 		return tok, nil
 	}
-	key := types.NamespacedName{Namespace: bs.Namespace, Name: controllers.RunnerTokenSecretName(bs.Name)}
+	key := types.NamespacedName{Namespace: bs.Namespace, Name: v1alpha1.RunnerTokenSecretName(bs.Name)}
 	secret := &corev1.Secret{}
 	if err := s.opts.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {

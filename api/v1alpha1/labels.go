@@ -26,6 +26,10 @@ const (
 	ManagedBy = "browserfleet"
 	// LabelSession is the name of the BrowserSession an object belongs to.
 	LabelSession = "browserfleet.io/session"
+	// LabelComponent says which part of browserfleet an object belongs to.
+	LabelComponent = "app.kubernetes.io/component"
+	// ComponentRunner is LabelComponent's value on runner pods and secrets.
+	ComponentRunner = "runner"
 
 	// LabelSessionSecret opts a Secret in to being referenced by the
 	// BrowserSessions and AgentTasks of its namespace: its value is
@@ -50,3 +54,10 @@ const (
 	// created with kubectl have none.
 	AnnotationClaimDeadline = "browserfleet.io/claim-deadline"
 )
+
+// RunnerPodName is the name of a session's runner pod.
+func RunnerPodName(sessionName string) string { return sessionName + "-runner" }
+
+// RunnerTokenSecretName is the name of the Secret that holds a session's
+// runner token.
+func RunnerTokenSecretName(sessionName string) string { return sessionName + "-runner-token" }

@@ -40,7 +40,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/test/chromium"
 )
@@ -117,7 +116,7 @@ func (b *remoteBrowser) admittedRequests() int {
 func runnerPod(ctx context.Context, p project, id string) *corev1.Pod {
 	GinkgoHelper()
 	pod := &corev1.Pod{}
-	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: controllers.RunnerPodName(id)}, pod)).To(Succeed())
+	Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: v1alpha1.RunnerPodName(id)}, pod)).To(Succeed())
 	return pod
 }
 

@@ -36,7 +36,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/test/apitest"
@@ -502,7 +501,7 @@ var _ = Describe("the runners' egress gate over /v1", func() {
 		// The runner's own RPC is on loopback, which this stack allows,
 		// and is refused all the same: no packet leaves the machine.
 		pod := &corev1.Pod{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: controllers.RunnerPodName(id)}, pod)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: v1alpha1.RunnerPodName(id)}, pod)).To(Succeed())
 		Expect(pod.Status.PodIP).NotTo(BeEmpty())
 		target := fmt.Sprintf("http://%s:%d/healthz", pod.Status.PodIP, rpc.Port)
 		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, target), nil)

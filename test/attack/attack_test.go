@@ -38,7 +38,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/wrappers"
@@ -624,7 +623,7 @@ func beyondQuota(ctx context.Context, p apitest.Project) bool {
 		HaveField("Type", v1alpha1.BrowserSessionConditionQuotaExceeded),
 		HaveField("Status", metav1.ConditionTrue),
 	)))
-	Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: controllers.RunnerPodName(s.Name)}, &corev1.Pod{}))).To(BeTrue())
+	Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, &corev1.Pod{}))).To(BeTrue())
 	return false
 }
 

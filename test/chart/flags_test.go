@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/controllers"
@@ -180,7 +181,7 @@ var _ = Describe("the manager's flags", func() {
 		Expect(k8sClient.Create(ctx, session)).To(Succeed())
 		pod := &corev1.Pod{}
 		Eventually(func() error {
-			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controllers.RunnerPodName(session.Name)}, pod)
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: v1alpha1.RunnerPodName(session.Name)}, pod)
 		}).Should(Succeed())
 
 		want := runnerValuesOptions().Runner

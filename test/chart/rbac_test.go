@@ -33,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
@@ -217,7 +216,7 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		Expect(np.Spec.PolicyTypes).To(ConsistOf(networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress))
 
 		// The labels the manager puts on runner pods.
-		runner := labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, controllers.LabelComponent: controllers.ComponentRunner, v1alpha1.LabelSession: "s"}
+		runner := labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelComponent: v1alpha1.ComponentRunner, v1alpha1.LabelSession: "s"}
 		Expect(selects(&np.Spec.PodSelector, runner)).To(BeTrue())
 		api, manager := podLabels(r.Objects, "bf-browserfleet-api"), podLabels(r.Objects, "bf-browserfleet-manager")
 		Expect(selects(&np.Spec.PodSelector, api)).To(BeFalse())

@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/test/procs"
 )
@@ -127,7 +126,7 @@ var _ = Describe("a session over /v1", func() {
 		Expect(r.Status).To(Equal(http.StatusOK))
 		Eventually(func() []int { return procs.SessionMembers(pid) }, 15*time.Second).Should(BeEmpty())
 		Eventually(func() bool {
-			err := k8s.Get(ctx, types.NamespacedName{Namespace: stack.Namespace(), Name: controllers.RunnerPodName(id)}, &corev1.Pod{})
+			err := k8s.Get(ctx, types.NamespacedName{Namespace: stack.Namespace(), Name: v1alpha1.RunnerPodName(id)}, &corev1.Pod{})
 			return apierrors.IsNotFound(err)
 		}, 15*time.Second).Should(BeTrue())
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, id).Status.Phase }).Should(Equal(v1alpha1.BrowserSessionEnded))

@@ -41,7 +41,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
@@ -139,7 +138,7 @@ func runnerPID(id string) int {
 	var pid int
 	EventuallyWithOffset(1, func() bool {
 		var ok bool
-		pid, ok = stack.Kubelet().PID(types.NamespacedName{Namespace: stack.Namespace(), Name: controllers.RunnerPodName(id)})
+		pid, ok = stack.Kubelet().PID(types.NamespacedName{Namespace: stack.Namespace(), Name: v1alpha1.RunnerPodName(id)})
 		return ok
 	}).Should(BeTrue(), "no runner process for session %s", id)
 	return pid

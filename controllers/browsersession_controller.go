@@ -34,9 +34,12 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -485,11 +488,11 @@ func (r *BrowserSessionReconciler) forceDeleteOverdue(ctx context.Context, s *v1
 // podDeadline is the next timer of a deleted runner pod: when it is let go
 // without its summary, or force-deleted, whichever comes first.
 func (r *BrowserSessionReconciler) podDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
-	next, ok := r.summaryDeadline(ctx, s)
 	pod := &corev1.Pod{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod); err != nil || !metav1.IsControlledBy(pod, s) {
-		return next, ok
+		return time.Time{}, false
 	}
+	next, ok := summaryDeadline(pod)
 	if force, fok := r.forceDeleteAfter(pod); fok && (!ok || force.Before(next)) {
 		return force, true
 	}
@@ -640,7 +643,7 @@ func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.sessionsOfSecret)).
 		// A session that ends or goes makes room for those waiting for
 		// their project's quota.
-		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.sessionsWaitingForQuota)).
+		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.sessionsWaitingForQuota), builder.WithPredicates(freesQuota)).
 		Named("browsersession").
 		Complete(r)
 }
@@ -658,6 +661,20 @@ func (r *BrowserSessionReconciler) sessionsOfSecret(ctx context.Context, o clien
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 	}
 	return reqs
+}
+
+// freesQuota passes the events of a session that makes room in its
+// project's quota (quota.Place): it ended or failed, or it went. Other
+// sessions' status writes need not list the namespace.
+var freesQuota = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, oldOK := e.ObjectOld.(*v1alpha1.BrowserSession)
+		cur, curOK := e.ObjectNew.(*v1alpha1.BrowserSession)
+		return oldOK && curOK && !old.Status.Finished() && cur.Status.Finished()
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
 // sessionsWaitingForQuota are the sessions of o's namespace that wait for

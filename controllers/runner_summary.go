@@ -141,12 +141,8 @@ func (r *BrowserSessionReconciler) collectSummary(ctx context.Context, s *v1alph
 
 // summaryDeadline is when a deleted runner pod that still waits for its
 // summary is let go all the same (runnerStopped).
-func (r *BrowserSessionReconciler) summaryDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
-	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod); err != nil {
-		return time.Time{}, false
-	}
-	if pod.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(pod, RunnerSummaryFinalizer) || !metav1.IsControlledBy(pod, s) {
+func summaryDeadline(pod *corev1.Pod) (time.Time, bool) {
+	if pod.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(pod, RunnerSummaryFinalizer) {
 		return time.Time{}, false
 	}
 	return pod.DeletionTimestamp.Add(summaryGrace), true

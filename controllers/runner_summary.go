@@ -19,13 +19,10 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -93,28 +90,8 @@ func takeSummary(s *v1alpha1.BrowserSession, pod *corev1.Pod) bool {
 	if !ok {
 		return false
 	}
-	s.Status.History = historyStatus(sum)
+	s.Status.History = sum.History()
 	return true
-}
-
-// historyStatus is a summary as the session's status holds it.
-func historyStatus(sum *replay.Summary) *v1alpha1.BrowserSessionHistory {
-	h := &v1alpha1.BrowserSessionHistory{Calls: sum.Calls, Failed: sum.Failed}
-	for m, n := range sum.ByMethod {
-		h.ByMethod = append(h.ByMethod, v1alpha1.MethodCalls{Method: m, Calls: n})
-	}
-	slices.SortFunc(h.ByMethod, func(a, b v1alpha1.MethodCalls) int { return strings.Compare(a.Method, b.Method) })
-	if u := sum.TokenUsage; u != (replay.TokenUsage{}) {
-		h.Usage = &v1alpha1.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens,
-			CachedInputTokens: u.CachedInputTokens, InferenceTimeMs: u.TimeMs}
-	}
-	if sum.FirstCallAt > 0 {
-		h.FirstCallAt = &metav1.Time{Time: time.UnixMilli(sum.FirstCallAt)}
-	}
-	if sum.LastCallAt > 0 {
-		h.LastCallAt = &metav1.Time{Time: time.UnixMilli(sum.LastCallAt)}
-	}
-	return h
 }
 
 // collectSummary takes the runner's summary into the status once the

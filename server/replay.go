@@ -91,24 +91,8 @@ func (s *server) runnerReplay(ctx context.Context, bs *v1alpha1.BrowserSession) 
 // when its runner left none).
 func replayFromStatus(bs *v1alpha1.BrowserSession) replay.Replay {
 	rep := replay.Replay{Pages: []replay.Page{}}
-	h := bs.Status.History
-	if h == nil {
-		return rep
+	if h := bs.Status.History; h != nil {
+		rep.Summary = replay.SummaryOf(h)
 	}
-	sum := &replay.Summary{Calls: h.Calls, Failed: h.Failed, ByMethod: map[string]int64{}}
-	for _, m := range h.ByMethod {
-		sum.ByMethod[m.Method] = m.Calls
-	}
-	if u := h.Usage; u != nil {
-		sum.TokenUsage = replay.TokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, ReasoningTokens: u.ReasoningTokens,
-			CachedInputTokens: u.CachedInputTokens, TimeMs: u.InferenceTimeMs}
-	}
-	if h.FirstCallAt != nil {
-		sum.FirstCallAt = h.FirstCallAt.UnixMilli()
-	}
-	if h.LastCallAt != nil {
-		sum.LastCallAt = h.LastCallAt.UnixMilli()
-	}
-	rep.Summary = sum
 	return rep
 }

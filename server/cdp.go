@@ -123,10 +123,6 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if q.Get(cdpQueryProject) == "" {
-		writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token")
-		return
-	}
 	project := apikey.Project{Namespace: q.Get(cdpQueryProject), KeyID: q.Get(cdpQueryKey)}
 	id, tok := r.PathValue("id"), r.PathValue("token")
 	// A token for no session, a bad token and a revoked key's token answer
@@ -134,7 +130,7 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 	// keys exist. Everything up to the runner token is read from the cache:
 	// an unauthenticated caller makes no request to the API server.
 	refuse := func() { writeError(w, http.StatusUnauthorized, CodeUnauthorized, "missing or invalid CDP token") }
-	if !s.isProject(project.Namespace) || project.KeyID == "" || tok == "" || len(validation.IsDNS1123Label(id)) > 0 {
+	if project.Namespace == "" || !s.isProject(project.Namespace) || project.KeyID == "" || tok == "" || len(validation.IsDNS1123Label(id)) > 0 {
 		refuse()
 		return
 	}

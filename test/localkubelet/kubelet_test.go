@@ -17,6 +17,7 @@ limitations under the License.
 package localkubelet_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -273,21 +274,7 @@ var _ = Describe("Kubelet", func() {
 		}}})
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		key := client.ObjectKeyFromObject(pod)
-		Eventually(func(g Gomega) {
-			pod := getPod(ctx, key)
-			g.Expect(pod.Status.Phase).To(Equal(corev1.PodPending))
-			g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
-			g.Expect(pod.Status.ContainerStatuses[0].State.Waiting).To(Equal(&corev1.ContainerStateWaiting{
-				Reason: "CreateContainerConfigError", Message: `secret "later" not found`,
-			}))
-		}).Should(Succeed())
-		_, running := kubelet.PID(key)
-		Expect(running).To(BeFalse())
-
-		Expect(k8sClient.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
-			Data:       map[string][]byte{"token": []byte("at last")},
-		})).To(Succeed())
+		waitsForSecret(ctx, key, "CreateContainerConfigError", `secret "later" not found`)
 		pod = waitReady(ctx, key)
 		var got map[string]string
 		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
@@ -386,21 +373,7 @@ var _ = Describe("Kubelet", func() {
 		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "secrets", MountPath: "/secrets"}}
 		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 		key := client.ObjectKeyFromObject(pod)
-		Eventually(func(g Gomega) {
-			pod := getPod(ctx, key)
-			g.Expect(pod.Status.Phase).To(Equal(corev1.PodPending))
-			g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
-			g.Expect(pod.Status.ContainerStatuses[0].State.Waiting).To(Equal(&corev1.ContainerStateWaiting{
-				Reason: "ContainerCreating", Message: `MountVolume.SetUp failed for volume "secrets" : secret "later" not found`,
-			}))
-		}).Should(Succeed())
-		_, running := kubelet.PID(key)
-		Expect(running).To(BeFalse())
-
-		Expect(k8sClient.Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns},
-			Data:       map[string][]byte{"token": []byte("at last")},
-		})).To(Succeed())
+		waitsForSecret(ctx, key, "ContainerCreating", `MountVolume.SetUp failed for volume "secrets" : secret "later" not found`)
 		pod = waitReady(ctx, key)
 		var got map[string]string
 		Expect(getJSON(podURL(pod, "/env"), &got)).To(Succeed())
@@ -671,4 +644,23 @@ var _ = Describe("Kubelet's Run", func() {
 
 func fieldEnv(name, path string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
+}
+
+// waitsForSecret: the pod of key waits Pending, its container not started,
+// with reason and message, for the Secret "later" of its namespace; then
+// that Secret is made, holding token "at last".
+func waitsForSecret(ctx context.Context, key types.NamespacedName, reason, message string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		pod := getPod(ctx, key)
+		g.Expect(pod.Status.Phase).To(Equal(corev1.PodPending))
+		g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
+		g.Expect(pod.Status.ContainerStatuses[0].State.Waiting).To(Equal(&corev1.ContainerStateWaiting{Reason: reason, Message: message}))
+	}).Should(Succeed())
+	_, running := kubelet.PID(key)
+	Expect(running).To(BeFalse())
+	Expect(k8sClient.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: key.Namespace},
+		Data:       map[string][]byte{"token": []byte("at last")},
+	})).To(Succeed())
 }

@@ -26,6 +26,7 @@ RUN go mod download
 COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
+COPY engine/ engine/
 COPY quota/ quota/
 COPY runner/ runner/
 COPY server/ server/

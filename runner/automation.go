@@ -28,13 +28,13 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/engine"
-	"github.com/browserfleet/browserfleet/runner/llm"
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // Automation is the runner's Engine: act, observe and extract by
-// runner/engine, navigate by Navigate. It turns the RPC's requests into the
+// engine, navigate by Navigate. It turns the RPC's requests into the
 // engine's options and the engine's results and errors into the RPC's.
 type Automation struct {
 	log      *slog.Logger
@@ -71,7 +71,7 @@ func NewAutomation(cfg *Config, log *slog.Logger) *Automation {
 }
 
 // engineFor returns the tab's engine, built on first use over the tab's
-// runner/page handle, which the browser attached once for the tab's life.
+// engine/page handle, which the browser attached once for the tab's life.
 func (a *Automation) engineFor(p *Page) (*engine.Engine, error) {
 	tab, err := p.automation()
 	if err != nil {

@@ -33,8 +33,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

@@ -38,7 +38,7 @@ import (
 //	go test ./runner/ -run '^$' -bench Act -benchtime 50x
 //
 // Before an operation the engine waits for the page to settle, and a page
-// settles no earlier than runner/page's ActionGrace after the last action:
+// settles no earlier than engine/page's ActionGrace after the last action:
 // back-to-back acts pay that wait, which is the price of seeing what the
 // previous action caused. The "settle=1ms" variants bound that wait with
 // the session's domSettleTimeoutMs to show the runner's own overhead (HTTP,

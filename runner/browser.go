@@ -30,7 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -53,7 +53,7 @@ type Browser struct {
 
 	cdp      *chromedp.Browser
 	targetID target.ID
-	// tab is runner/page's handle on the runner's tab, attached once with
+	// tab is engine/page's handle on the runner's tab, attached once with
 	// ctx so that it tracks the tab's network for as long as the browser
 	// lives (see Page.automation).
 	tab *page.Page

@@ -39,7 +39,7 @@ limitations under the License.
 // one JSON answer or an NDJSON stream.
 //
 // The operations are an Engine's. Automation, the one cmd/runner uses,
-// adapts runner/engine (act, observe, extract) and Navigate; runner/page is
+// adapts engine (act, observe, extract) and Navigate; engine/page is
 // attached to the Browser's tab once, with the tab's long-lived chromedp
 // context (Page.TabContext), so that its network tracking outlives calls.
 //

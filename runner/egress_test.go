@@ -34,7 +34,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -81,7 +81,7 @@ func (p *Page) TargetID() target.ID { return p.targetID }
 // DOM to settle (spec.domSettleTimeoutMs), 0 when it did not say.
 func (p *Page) DOMSettleTimeout() time.Duration { return p.settle }
 
-// automation returns runner/page's handle on the tab: attached once, with
+// automation returns engine/page's handle on the tab: attached once, with
 // TabContext, when the browser started, so that its network tracking (which
 // Settle reads) has seen every request of the tab, including those started
 // before this call.

@@ -22,7 +22,7 @@ import (
 	"net/http"
 
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/llm"
+	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

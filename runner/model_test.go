@@ -26,8 +26,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/browserfleet/browserfleet/runner/engine"
-	"github.com/browserfleet/browserfleet/runner/llm"
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

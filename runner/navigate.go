@@ -32,7 +32,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -42,7 +42,7 @@ const DefaultNavigateTimeout = page.DefaultNavigateTimeout
 
 // Navigate loads req.URL in the page and returns once the document reached
 // options.waitUntil, sending options.referer as the Referer. The loading
-// and waiting are runner/page's Navigate, the one implementation the engine
+// and waiting are engine/page's Navigate, the one implementation the engine
 // and the runner share; what is the runner's is around it: the checks of
 // the URL (rpc.NavigateURLProblem), the result (the document's final URL
 // and HTTP status), downloads, and the error codes. A document the egress
@@ -52,7 +52,7 @@ const DefaultNavigateTimeout = page.DefaultNavigateTimeout
 // other navigation Chromium cannot complete (DNS, TLS, connection errors)
 // with NAVIGATION_FAILED. An HTTP error status is a result (ok false), as
 // in a browser. waitUntil networkidle is load, then the network quiet for
-// 500 ms (runner/page's Settle: WebSockets, EventSources and requests
+// 500 ms (engine/page's Settle: WebSockets, EventSources and requests
 // pending for more than 2 s do not count). frameId may only name the main
 // frame.
 func Navigate(ctx context.Context, p *Page, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error) {
@@ -159,7 +159,7 @@ func redactUserinfo(raw string) string {
 // requests (the URL, then each redirect: the hosts whose refusal by the
 // egress proxy fails the navigation), its document response (for the
 // result's URL and status) and whether a download began in it. Listening starts before the navigation, and the response always
-// arrives before the lifecycle event runner/page waits for, so it is seen
+// arrives before the lifecycle event engine/page waits for, so it is seen
 // by the time Navigate returns.
 type docWatch struct {
 	frame cdp.FrameID

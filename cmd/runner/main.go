@@ -115,7 +115,7 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	// The engine: runner/engine over the session's model, systemPrompt
+	// The engine: engine over the session's model, systemPrompt
 	// and selfHeal, with the secrets the manager put in the environment.
 	engine := runner.NewAutomation(cfg, log.With("session", cfg.SessionName))
 	err = runner.Run(ctx, cfg, runner.Options{Engine: engine, Logger: log})

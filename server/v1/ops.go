@@ -426,7 +426,7 @@ func deref(p *string) string {
 	return *p
 }
 
-// actionMethods are the methods the runner performs (runner/page's Perform),
+// actionMethods are the methods the runner performs (engine/page's Perform),
 // aliases included, by lower-case name. Act refuses others up front: the
 // runner would only fail after waiting for the page to settle.
 var actionMethods = map[string]bool{

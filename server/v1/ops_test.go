@@ -24,7 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -414,7 +414,7 @@ func TestDecodeNavigateAccepts(t *testing.T) {
 }
 
 // TestActionMethodsCoverRunner holds actionMethods to the methods
-// runner/page performs, so that act never refuses one the runner takes.
+// engine/page performs, so that act never refuses one the runner takes.
 func TestActionMethodsCoverRunner(t *testing.T) {
 	for _, m := range []string{
 		page.MethodClick, page.MethodDoubleClick, page.MethodHover, page.MethodFill, page.MethodType,

@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 )
 
 // configMaps is every ConfigMap of a namespace with its resource version:

@@ -42,7 +42,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/controllers"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"

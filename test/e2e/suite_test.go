@@ -19,7 +19,7 @@ limitations under the License.
 // /v1 API, and a runner process with Debian's Chromium for each session),
 // reached over HTTP with curl and the README's own commands, and with the
 // control plane's kubectl. Model calls go to the scripted model server
-// (runner/llm/llmtest) through the manager's --runner-model-base-url.
+// (engine/llm/llmtest) through the manager's --runner-model-base-url.
 package e2e_test
 
 import (
@@ -41,7 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/test/apitest"
 	"github.com/browserfleet/browserfleet/test/chromium"
 	"github.com/browserfleet/browserfleet/test/devstack"

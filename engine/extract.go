@@ -23,8 +23,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/page"
 )
 
 // ExtractOptions say what to extract.

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/page"
 )
 
 // ActOptions say what to do: an instruction for the model, or an Action to

@@ -32,10 +32,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/browserfleet/browserfleet/runner/engine"
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/test/chromium"
 )
 

@@ -20,8 +20,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/page"
 )
 
 // ObserveOptions say what to look for.

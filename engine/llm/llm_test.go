@@ -28,8 +28,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 )
 
 // testKey is the API key every test client uses; no error may contain it.

@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package engine turns natural-language instructions into actions on a real
 // page: act, observe and extract. It takes a text snapshot of the page
-// (runner/page), asks a model (runner/llm) which element to use, and performs
+// (engine/page), asks a model (engine/llm) which element to use, and performs
 // the action through the DevTools protocol. The runner pod uses it behind its
 // RPC; the Go client library runs it in-process.
 package engine
@@ -31,8 +31,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browserfleet/browserfleet/runner/llm"
-	"github.com/browserfleet/browserfleet/runner/page"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/page"
 )
 
 // DefaultDOMSettleTimeout bounds the wait for the DOM to settle when the

@@ -19,99 +19,26 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/config"
+	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
+	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
+	"github.com/browserfleet/browserfleet/runner/operations"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/test/procs"
 )
-
-func TestBrowserCrash(t *testing.T) {
-	b := startTestBrowser(t, testConfig(nil))
-	engine := newTestEngine()
-	_, c, _ := newTestServer(t, b, engine)
-	pid := b.PID()
-	if pid == 0 {
-		t.Fatal("no browser pid")
-	}
-
-	type outcome struct {
-		status int
-		body   []byte
-		err    error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		status, body, err := c.call(context.Background(), rpc.ActPath, act("hang"))
-		done <- outcome{status, body, err}
-	}()
-	engine.waitStarted(t, "hang")
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("killing chromium: %v", err)
-	}
-
-	var o outcome
-	select {
-	case o = <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the call in flight did not fail after the browser died")
-	}
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	want(t, "status of the call in flight", o.status, 503)
-	e := decodeError(t, o.body)
-	want(t, "code of the call in flight", e.Code, rpc.CodeBrowserCrashed)
-	wantContains(t, "reason", e.Message, "chromium (pid "+strconv.Itoa(pid)+") exited unexpectedly")
-
-	// /healthz says so, with the reason.
-	resp, err := http.Get(c.base + rpc.HealthPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	want(t, "health status", resp.StatusCode, 503)
-	var h rpc.Health
-	if err := json.Unmarshal(body, &h); err != nil {
-		t.Fatal(err)
-	}
-	want(t, "health", h.Status, rpc.HealthCrashed)
-	want(t, "health reason", h.Reason, e.Message)
-
-	// Later calls fail at once with the same reason.
-	status, body := c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
-	want(t, "status of a later call", status, 503)
-	later := decodeError(t, body)
-	want(t, "code of a later call", later.Code, rpc.CodeBrowserCrashed)
-	want(t, "message of a later call", later.Message, e.Message)
-
-	// Nothing of Chromium is left.
-	waitFor(t, "chromium's process group to be gone", func() bool { return !groupAlive(pid) })
-	if !errors.Is(b.Err(), b.Err()) || b.Err() == nil {
-		t.Errorf("Browser.Err() = nil after a crash")
-	}
-}
-
-// running reports whether pid exists and is not a zombie.
-func running(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	state, _, ok := procStat(strconv.Itoa(pid))
-	return ok && state != "Z"
-}
 
 // chromiumProcesses lists the processes whose command line names dataDir
 // as their profile: the browser and the helpers it starts.
@@ -143,18 +70,18 @@ func chromiumProcesses(t *testing.T, dataDir string) []int {
 }
 
 // startRun runs Run in the background and waits for /healthz to turn 200.
-func startRun(t *testing.T, cfg *Config, engine Engine) (base string, cancel context.CancelFunc, result <-chan error, logs *syncBuffer) {
+func startRun(t *testing.T, cfg *config.Config, engine operations.Interface) (base string, cancel context.CancelFunc, result <-chan error, logs *runnertest.SyncBuffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, buf := testLogger(t)
+	log, buf := runnertest.Logger(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan error, 1)
-	go func() { ch <- Run(ctx, cfg, Options{Engine: engine, Logger: log, Listener: ln}) }()
+	go func() { ch <- Run(ctx, cfg, Options{Operations: engine, Logger: log, Listener: ln}) }()
 	base = "http://" + ln.Addr().String()
-	waitFor(t, "the runner to be ready", func() bool {
+	runnertest.WaitFor(t, "the runner to be ready", func() bool {
 		resp, err := http.Get(base + rpc.HealthPath)
 		if err != nil {
 			return false
@@ -167,15 +94,15 @@ func startRun(t *testing.T, cfg *Config, engine Engine) (base string, cancel con
 }
 
 func TestShutdownLeavesNoChromium(t *testing.T) {
-	cfg := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+	cfg := runnertest.Config(runnertest.LaunchOptions(func(lo *v1alpha1.LaunchOptions) {
 		lo.UserDataDir = "profile"
-		lo.PreserveUserDataDir = ptrTo(true)
+		lo.PreserveUserDataDir = ptr.To(true)
 	}))
 	cfg.DataDir = t.TempDir()
 	dataDir := filepath.Join(cfg.DataDir, "profiles", "profile")
-	engine := newTestEngine()
+	engine := browsertest.NewOperations()
 	base, stop, result, logs := startRun(t, cfg, engine)
-	c := rpcClient{base: base, token: testToken}
+	c := runnertest.Client{Base: base, Token: runnertest.Token}
 
 	pids := chromiumProcesses(t, dataDir)
 	if len(pids) == 0 {
@@ -191,10 +118,10 @@ func TestShutdownLeavesNoChromium(t *testing.T) {
 	}
 	inFlight := make(chan outcome, 1)
 	go func() {
-		status, body, _ := c.call(context.Background(), rpc.ActPath, act("hold shutdown"))
+		status, body, _ := c.Call(context.Background(), rpc.ActPath, browsertest.Act("hold shutdown"))
 		inFlight <- outcome{status, body}
 	}()
-	engine.waitStarted(t, "hold shutdown")
+	engine.WaitStarted(t, "hold shutdown")
 
 	stop() // what SIGTERM does in cmd/runner
 	select {
@@ -206,25 +133,25 @@ func TestShutdownLeavesNoChromium(t *testing.T) {
 		t.Fatal("Run did not return after its context was cancelled")
 	}
 	o := <-inFlight
-	want(t, "status of the call in flight", o.status, 503)
-	want(t, "code of the call in flight", decodeError(t, o.body).Code, rpc.CodeShuttingDown)
+	runnertest.Want(t, "status of the call in flight", o.status, 503)
+	runnertest.Want(t, "code of the call in flight", runnertest.DecodeError(t, o.body).Code, rpc.CodeShuttingDown)
 
 	for _, pid := range pids {
-		if running(pid) {
+		if procs.Running(pid) {
 			t.Errorf("chromium process %d outlived the runner", pid)
 		}
 	}
 	if left := chromiumProcesses(t, dataDir); len(left) > 0 {
 		t.Errorf("chromium processes %v outlived the runner", left)
 	}
-	if groupAlive(pids[0]) {
+	if procs.GroupAlive(pids[0]) {
 		t.Errorf("chromium's process group %d outlived the runner", pids[0])
 	}
 	// Closing was graceful: the preserved profile was written.
 	if _, err := os.Stat(filepath.Join(dataDir, "Local State")); err != nil {
 		t.Errorf("the preserved profile lacks Local State: %v", err)
 	}
-	wantContains(t, "log", logs.String(), "session=test-session", "browser closed")
+	runnertest.WantContains(t, "log", logs.String(), "session=test-session", "browser closed")
 }
 
 func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
@@ -233,14 +160,14 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 		proxyPassword = "pw-NEVER-LOG-ME-9b1c"
 		modelKey      = "sk-NEVER-LOG-ME-77aa"
 	)
-	backend := newPageServer(t, htmlHandler(`<!doctype html><title>secret test</title>`))
+	backend := runnertest.NewPageServer(t, runnertest.HTMLHandler(`<!doctype html><title>secret test</title>`))
 	// The proxy wants another password, so the session's is refused and
 	// the refusal is reported: the error path must not leak it either.
-	_, proxySrv := newAuthProxy(t, "fleet", "the-password-the-proxy-wants", backend.URL)
+	_, proxySrv := runnertest.NewAuthProxy(t, "fleet", "the-password-the-proxy-wants", backend.URL)
 	dataRoot := t.TempDir()
 	dataDir := filepath.Join(dataRoot, "profiles", "profile")
 
-	spec := testConfig(launchOptions(func(lo *v1alpha1.LaunchOptions) {
+	spec := runnertest.Config(runnertest.LaunchOptions(func(lo *v1alpha1.LaunchOptions) {
 		lo.UserDataDir = "profile"
 		lo.Proxy = &v1alpha1.LaunchProxy{
 			Server:            proxySrv.URL,
@@ -255,23 +182,23 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	}
 	// The environment and the secret volumes the manager gives a runner
 	// pod.
-	secrets := secretVolume(t, map[string]string{
+	secrets := runnertest.SecretVolume(t, map[string]string{
 		rpc.FileToken:               token,
 		rpc.FileLaunchProxyPassword: proxyPassword,
 		rpc.FileModelAPIKey:         modelKey,
 	})
-	headers := secretVolume(t, map[string]string{"X-Api-Key": modelKey})
+	headers := runnertest.SecretVolume(t, map[string]string{"X-Api-Key": modelKey})
 	t.Setenv(rpc.EnvSessionName, "secret-session")
 	t.Setenv(rpc.EnvSession, string(specJSON))
 	t.Setenv(rpc.EnvSecretsDir, secrets)
 	t.Setenv(rpc.EnvModelHeadersDir, headers)
-	cfg, err := ConfigFromEnv(os.Environ())
+	cfg, err := config.FromEnv(os.Environ())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Egress, cfg.Resolver = loopbackEgress(), hostsResolver{}
-	want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
-	want(t, "DefaultModel().Headers", cfg.DefaultModel().Headers["X-Api-Key"], modelKey)
+	cfg.Egress, cfg.Resolver = runnertest.LoopbackEgress(), runnertest.HostsResolver{}
+	runnertest.Want(t, "DefaultModel().APIKey", cfg.DefaultModel().APIKey, modelKey)
+	runnertest.Want(t, "DefaultModel().Headers", cfg.DefaultModel().Headers["X-Api-Key"], modelKey)
 	cfg.DataDir = dataRoot
 
 	base, stop, result, logs := startRun(t, cfg, nil)
@@ -279,16 +206,16 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 	record := func(status int, body []byte) {
 		bodies = append(bodies, strconv.Itoa(status)+" "+string(body))
 	}
-	wrong := rpcClient{base: base, token: token[:len(token)-1]}
-	status, body := wrong.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
-	want(t, "status with a wrong token", status, 401)
+	wrong := runnertest.Client{Base: base, Token: token[:len(token)-1]}
+	status, body := wrong.MustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
+	runnertest.Want(t, "status with a wrong token", status, 401)
 	record(status, body)
-	c := rpcClient{base: base, token: token}
-	status, body = c.mustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "http://site.test/"})
+	c := runnertest.Client{Base: base, Token: token}
+	status, body = c.MustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "http://site.test/"})
 	record(status, body)
-	want(t, "status through a refusing proxy", status, 502)
-	want(t, "code through a refusing proxy", decodeError(t, body).Code, rpc.CodeProxyAuthFailed)
-	status, body = c.mustCall(t, rpc.ActPath, act("click"))
+	runnertest.Want(t, "status through a refusing proxy", status, 502)
+	runnertest.Want(t, "code through a refusing proxy", runnertest.DecodeError(t, body).Code, rpc.CodeProxyAuthFailed)
+	status, body = c.MustCall(t, rpc.ActPath, browsertest.Act("click"))
 	record(status, body)
 	resp, err := http.Get(base + rpc.HealthPath)
 	if err != nil {
@@ -323,22 +250,9 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 			}
 		}
 	}
-	wantContains(t, "log", logs.String(), "the proxy refused the session's credentials", "session=secret-session")
-	wantContains(t, "chromium's environment", string(environ), rpc.EnvSession+"=\x00", rpc.EnvSecretsDir+"=\x00")
+	runnertest.WantContains(t, "log", logs.String(), "the proxy refused the session's credentials", "session=secret-session")
+	runnertest.WantContains(t, "chromium's environment", string(environ), rpc.EnvSession+"=\x00", rpc.EnvSecretsDir+"=\x00")
 }
 
 // TestCrashReasonWaitsForTheExit: the DevTools connection may drop before
 // the kernel shows the process gone; the reason is the exit all the same.
-func TestCrashReasonWaitsForTheExit(t *testing.T) {
-	cmd := exec.Command("sleep", "0.3")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Wait() }()
-	b := &Browser{settings: &settings{}, pid: cmd.Process.Pid}
-	got := b.crashReason()
-	want := fmt.Sprintf("chromium (pid %d) exited unexpectedly: exit code 0", cmd.Process.Pid)
-	if got != want {
-		t.Errorf("crashReason() = %q, want %q", got, want)
-	}
-}

@@ -24,13 +24,20 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/browserfleet/browserfleet/runner/chromium"
+	"github.com/browserfleet/browserfleet/runner/config"
+	"github.com/browserfleet/browserfleet/runner/operations"
+	"github.com/browserfleet/browserfleet/runner/rpcserver"
 )
 
 // Options are the parts of a runner that are not configuration.
 type Options struct {
-	// Engine performs the operations; nil means NewAutomation(cfg,
-	// Logger), the engine of the session's spec.
-	Engine Engine
+	// Operations performs the operations; nil means
+	// operations.NewAutomation(cfg, Logger), over the session's spec.
+	Operations operations.Interface
 	// Logger receives the runner's logs; nil means slog.Default(). Every
 	// line carries the session's name.
 	Logger *slog.Logger
@@ -51,8 +58,8 @@ var ErrBrowserCrashed = errors.New("the browser crashed")
 // cfg.TerminationMessagePath and returns nil. It returns an error when the
 // browser cannot start, when the server fails, and, with a CrashExitDelay,
 // after the browser crashed.
-func Run(ctx context.Context, cfg *Config, opts Options) (err error) {
-	if err := cfg.Validate(); err != nil {
+func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
+	if err := errors.Join(cfg.Validate(), chromium.ValidateSettings(cfg)); err != nil {
 		return err
 	}
 	log := opts.Logger
@@ -71,18 +78,18 @@ func Run(ctx context.Context, cfg *Config, opts Options) (err error) {
 	// No page may reach the runner's own RPC, whatever the operator
 	// allows.
 	cfg.Egress.DenyOwn(ln.Addr())
-	engine := opts.Engine
-	if engine == nil {
-		engine = NewAutomation(cfg, log)
+	ops := opts.Operations
+	if ops == nil {
+		ops = operations.NewAutomation(cfg, log)
 	}
-	srv := NewServer(ServerOptions{
+	srv := rpcserver.NewServer(rpcserver.ServerOptions{
 		Token:               cfg.Token,
-		Engine:              engine,
+		Operations:          ops,
 		Logger:              log,
-		DOMSettleTimeout:    time.Duration(deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
+		DOMSettleTimeout:    time.Duration(ptr.Deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
 		MaxQueuedOperations: cfg.MaxQueuedOperations,
 	})
-	defer func() { writeSummary(cfg.TerminationMessagePath, srv.History(), err != nil, log) }()
+	defer func() { rpcserver.WriteSummary(cfg.TerminationMessagePath, srv.History(), err != nil, log) }()
 	httpSrv := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -92,7 +99,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (err error) {
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 	log.Info("serving the runner rpc", "address", ln.Addr().String())
 
-	b, err := StartBrowser(ctx, cfg, log)
+	b, err := chromium.StartBrowser(ctx, cfg, log)
 	if err != nil {
 		shutdownHTTP(httpSrv, time.Second)
 		if ctx.Err() != nil {

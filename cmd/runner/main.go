@@ -32,8 +32,11 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/runner"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/runner/operations"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/runner/rpcserver"
 )
 
 func main() {
@@ -43,11 +46,11 @@ func main() {
 func run() int {
 	var (
 		listen         = flag.String("listen-address", "", "host:port to serve the runner RPC on (default: $BROWSERFLEET_POD_IP:8080)")
-		chromium       = flag.String("chromium", runner.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another --allowed-executable")
+		chromium       = flag.String("chromium", config.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another --allowed-executable")
 		dataDir        = flag.String("data-dir", "", "directory of the profiles (launchOptions.userDataDir) and downloads directories (downloadsPath) sessions name (default: $TMPDIR/browserfleet, /tmp/browserfleet in a runner pod)")
 		allowed        []string
-		shutdown       = flag.Duration("shutdown-timeout", runner.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
-		maxQueued      = flag.Int("max-queued-operations", runner.DefaultMaxQueuedOperations, "how many operations may wait for their turn on the session's page; beyond it an operation answers 429 SESSION_BUSY")
+		shutdown       = flag.Duration("shutdown-timeout", config.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
+		maxQueued      = flag.Int("max-queued-operations", rpcserver.DefaultMaxQueuedOperations, "how many operations may wait for their turn on the session's page; beyond it an operation answers 429 SESSION_BUSY")
 		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
@@ -69,7 +72,7 @@ func run() int {
 		return 2
 	}
 
-	cfg, err := runner.ConfigFromEnv(os.Environ())
+	cfg, err := config.FromEnv(os.Environ())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		return 2
@@ -115,10 +118,10 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	// The engine: engine over the session's model, systemPrompt
+	// The operations: the engine over the session's model, systemPrompt
 	// and selfHeal, with the secrets the manager put in the environment.
-	engine := runner.NewAutomation(cfg, log.With("session", cfg.SessionName))
-	err = runner.Run(ctx, cfg, runner.Options{Engine: engine, Logger: log})
+	ops := operations.NewAutomation(cfg, log.With("session", cfg.SessionName))
+	err = runner.Run(ctx, cfg, runner.Options{Operations: ops, Logger: log})
 	if err != nil {
 		log.Error("runner failed", "session", cfg.SessionName, "err", err)
 		return 1

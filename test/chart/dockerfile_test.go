@@ -30,7 +30,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/browserfleet/browserfleet/runner"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/test/framework"
 )
 
@@ -309,7 +309,7 @@ var _ = Describe("the Dockerfile", func() {
 			}
 		}
 		Expect(entrypoint(s)).To(ContainElement("/usr/local/bin/runner"))
-		Expect(files).To(HaveKey(runner.DefaultChromiumPath), "the runner's default --chromium")
+		Expect(files).To(HaveKey(config.DefaultChromiumPath), "the runner's default --chromium")
 		install := strings.Join(s.all("RUN"), " ")
 		for _, pkg := range []string{"chromium", "fonts-liberation", "fonts-noto-cjk", "fonts-noto-color-emoji", "ca-certificates"} {
 			Expect(install).To(MatchRegexp(`\s`+regexp.QuoteMeta(pkg)+`(\s|\$)`), "installs %s", pkg)

@@ -81,3 +81,17 @@ func stat(pid int) []string {
 	}
 	return strings.Fields(s[i+1:])
 }
+
+// GroupAlive reports whether process group pgid has a live member.
+func GroupAlive(pgid int) bool {
+	if pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	alive := false
+	ForEach(func(_ int, fields []string) {
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
+			alive = true
+		}
+	})
+	return alive
+}

@@ -1,0 +1,33 @@
+//go:build !linux
+
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chromium
+
+import "os/exec"
+
+// The runner runs on Linux; elsewhere (a developer's laptop) Chromium only
+// gets the defaults of exec.CommandContext, and nothing reaps a process
+// group.
+
+func configureCmd(cmd *exec.Cmd) {}
+
+func killGroup(pid int) error { return nil }
+
+func groupAlive(pid int) bool { return false }
+
+func exitStatus(pid int) (string, bool) { return "", false }

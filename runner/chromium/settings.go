@@ -1,0 +1,358 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package chromium
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/browserfleet/browserfleet/runner/config"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// MaxCDPHeaders bounds the headers of a session's cdpHeadersSecretRef, as
+// the /v1 API bounds cdpHeaders.
+const MaxCDPHeaders = 32
+
+// DefaultConnectTimeout bounds attaching to a session's cdpUrl when
+// launchOptions.connectTimeoutMs is not set, as Playwright's connectOverCDP.
+const DefaultConnectTimeout = 30 * time.Second
+
+// settings is what the runner does with a session's spec: the union of
+// launchOptions (type local) and cloudSessionCreateParams (type cloud; both
+// run a Chromium on the runner pod), with defaults applied and the device
+// profile chosen. newSettings is the only place that reads the spec's
+// browser fields.
+type settings struct {
+	// attach, when set, attaches to an existing browser instead of
+	// launching one; the launch fields are then unused.
+	attach *attachSettings
+
+	execPath          string
+	port              int32
+	headless          bool
+	devtools          bool
+	sandbox           bool
+	userArgs          []flag
+	ignoreDefaultArgs []string
+	ignoreAllDefaults bool
+	proxy             *proxySettings
+
+	// userDataDir is the profile's path under the data directory; empty
+	// means a temporary profile removed at close.
+	userDataDir         string
+	preserveUserDataDir bool
+
+	// downloadsPath is the downloads directory's path under the data
+	// directory; empty means a temporary directory removed at close.
+	downloadsPath     string
+	acceptDownloads   bool
+	downloadsExplicit bool
+
+	ignoreHTTPSErrors bool
+	blockAds          bool
+
+	profile deviceProfile
+	// locale is a BCP 47 tag ("de-DE"), or empty for Chromium's default.
+	locale string
+	// userAgent, from a --user-agent switch, replaces the profile's user
+	// agent string.
+	userAgent string
+
+	// notes say what the session asked for and the runner cannot do; they
+	// are logged once at start.
+	notes []string
+}
+
+type attachSettings struct {
+	url            string
+	headers        map[string]string
+	connectTimeout time.Duration
+}
+
+type proxySettings struct {
+	server   string
+	bypass   string
+	username string
+	password config.Secret
+}
+
+// flag is one Chromium command-line switch: value is a string (--name=value)
+// or true (--name).
+type flag struct {
+	name  string
+	value any
+}
+
+func newSettings(cfg *config.Config) (*settings, error) {
+	spec := &cfg.Spec
+	var lo *v1alpha1.LaunchOptions
+	var attach bool
+	if b := spec.Browser; b != nil {
+		lo = b.LaunchOptions
+		attach = b.CDPURLSecretRef != nil
+	}
+	if lo == nil {
+		lo = &v1alpha1.LaunchOptions{}
+	}
+	var params *v1alpha1.CloudSessionCreateParams
+	var bs *v1alpha1.BrowserSettings
+	if params = spec.CloudSessionCreateParams; params != nil {
+		bs = params.BrowserSettings
+	}
+	if bs == nil {
+		bs = &v1alpha1.BrowserSettings{}
+	}
+
+	s := &settings{
+		execPath:            cfg.ChromiumPath,
+		headless:            ptr.Deref(lo.Headless, true),
+		devtools:            ptr.Deref(lo.Devtools, false),
+		sandbox:             ptr.Deref(lo.ChromiumSandbox, false),
+		ignoreDefaultArgs:   lo.IgnoreDefaultArgs,
+		ignoreAllDefaults:   ptr.Deref(lo.IgnoreAllDefaultArgs, false),
+		preserveUserDataDir: ptr.Deref(lo.PreserveUserDataDir, false),
+		acceptDownloads:     ptr.Deref(lo.AcceptDownloads, true),
+		downloadsExplicit:   lo.DownloadsPath != "" || lo.AcceptDownloads != nil,
+		ignoreHTTPSErrors:   ptr.Deref(lo.IgnoreHTTPSErrors, false),
+		blockAds:            ptr.Deref(bs.BlockAds, false),
+	}
+	if lo.Port != nil {
+		s.port = *lo.Port
+	}
+
+	// The manager and the API check all of this first; the runner checks
+	// again, so that a session that reached it another way gets nothing
+	// the allowlists refuse.
+	var errs []error
+	if p := lo.ExecutablePath; p != "" {
+		if p != cfg.ChromiumPath && !rpc.ExecutableAllowed(p, cfg.AllowedExecutables) {
+			errs = append(errs, fmt.Errorf("launchOptions.executablePath %q is not a browser this runner allows (its --chromium and --allowed-executable)", p))
+		} else {
+			s.execPath = p
+		}
+	}
+	dataDir := cfg.DataDir
+	if dataDir == "" {
+		dataDir = config.DefaultDataDir()
+	}
+	for _, d := range []struct {
+		field, name, sub string
+		path             *string
+	}{
+		{"userDataDir", lo.UserDataDir, "profiles", &s.userDataDir},
+		{"downloadsPath", lo.DownloadsPath, "downloads", &s.downloadsPath},
+	} {
+		if d.name == "" {
+			continue
+		}
+		if err := v1alpha1.ValidateDataDirName(d.name); err != nil {
+			errs = append(errs, fmt.Errorf("launchOptions.%s: %w", d.field, err))
+			continue
+		}
+		*d.path = filepath.Join(dataDir, d.sub, d.name)
+	}
+	for i, a := range lo.Args {
+		name, value, err := v1alpha1.ParseLaunchArg(string(a))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("launchOptions.args[%d]: %w", i, err))
+			continue
+		}
+		f := flag{name: name, value: true}
+		if value != "" {
+			f.value = value
+		}
+		if name == "user-agent" {
+			s.userAgent = value
+		}
+		s.userArgs = append(s.userArgs, f)
+	}
+
+	if attach {
+		// The URL and the headers are secrets (files the manager mounts):
+		// no error quotes them.
+		cdpURL := cfg.Secrets.CDPURL.Reveal()
+		u, err := url.Parse(cdpURL)
+		switch {
+		case cdpURL == "":
+			errs = append(errs, fmt.Errorf("browser.cdpUrlSecretRef: the runner has no cdpUrl (file %s is missing or empty)", rpc.FileCDPURL))
+		case err != nil:
+			errs = append(errs, errors.New("cdpUrl is not a URL"))
+		case u.Scheme != "ws" && u.Scheme != "wss" && u.Scheme != "http" && u.Scheme != "https":
+			errs = append(errs, fmt.Errorf("cdpUrl scheme %q is not ws, wss, http or https", u.Scheme))
+		case u.Host == "":
+			errs = append(errs, errors.New("cdpUrl has no host"))
+		}
+		if n := len(cfg.Secrets.CDPHeaders); n > MaxCDPHeaders {
+			errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: %d headers, at most %d", n, MaxCDPHeaders))
+		}
+		var headers map[string]string
+		for k, v := range cfg.Secrets.CDPHeaders {
+			// A header's name is no secret; its value is.
+			if !httpguts.ValidHeaderFieldName(k) {
+				errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: %q is not a header name", k))
+			} else if !httpguts.ValidHeaderFieldValue(v.Reveal()) {
+				errs = append(errs, fmt.Errorf("browser.launchOptions.cdpHeadersSecretRef: the value of header %s is not a valid header value", k))
+			}
+			if headers == nil {
+				headers = map[string]string{}
+			}
+			headers[k] = v.Reveal()
+		}
+		s.attach = &attachSettings{url: cdpURL, headers: headers, connectTimeout: DefaultConnectTimeout}
+		if lo.ConnectTimeoutMs != nil && *lo.ConnectTimeoutMs > 0 {
+			s.attach.connectTimeout = time.Duration(*lo.ConnectTimeoutMs) * time.Millisecond
+		}
+		for _, o := range []struct {
+			name string
+			set  bool
+		}{
+			{"args", len(lo.Args) > 0},
+			{"executablePath", lo.ExecutablePath != ""},
+			{"port", lo.Port != nil},
+			{"userDataDir", lo.UserDataDir != ""},
+			{"headless", lo.Headless != nil},
+			{"devtools", lo.Devtools != nil},
+			{"chromiumSandbox", lo.ChromiumSandbox != nil},
+			{"ignoreDefaultArgs", len(lo.IgnoreDefaultArgs) > 0 || lo.IgnoreAllDefaultArgs != nil},
+			{"proxy", lo.Proxy != nil},
+		} {
+			if o.set {
+				s.notes = append(s.notes, "launchOptions."+o.name+" does not apply when attaching to cdpUrl")
+			}
+		}
+	}
+
+	// The proxy: the launch proxy, else the first external proxy of the
+	// cloud parameters. It becomes the egress proxy's upstream for every
+	// host its bypass list does not name; further proxies and domain
+	// patterns are not honoured yet.
+	if p := lo.Proxy; p != nil {
+		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
+	} else if params != nil {
+		for i, p := range params.Proxies {
+			switch {
+			case p.Type == v1alpha1.ProxyTypeCloud:
+				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: this installation has no cloud proxies; the entry is ignored", i))
+			case s.proxy != nil:
+				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: only the first external proxy is used", i))
+			default:
+				s.proxy = &proxySettings{server: p.Server, username: p.Username, password: cfg.Secrets.ProxyPasswords[i]}
+				if p.DomainPattern != "" {
+					s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d].domainPattern: the proxy carries all traffic, not only matching hosts", i))
+				}
+			}
+		}
+	}
+	if s.proxy != nil {
+		if _, err := egress.ParseUpstream(s.proxy.server); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, a := range s.ignoreDefaultArgs {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); isSafetyFlag(name) {
+			s.notes = append(s.notes, fmt.Sprintf("launchOptions.ignoreDefaultArgs: --%s is one of the runner's safety switches and stays", name))
+		}
+	}
+
+	s.profile, s.notes = chooseProfileNotes(bs, s.notes)
+	vp := lo.Viewport
+	if vp == nil {
+		vp = bs.Viewport
+	}
+	if vp != nil {
+		s.profile.Viewport = size{int64(vp.Width), int64(vp.Height)}
+		s.profile.Screen.Width = max(s.profile.Screen.Width, s.profile.Viewport.Width)
+		s.profile.Screen.Height = max(s.profile.Screen.Height, s.profile.Viewport.Height)
+	}
+	if lo.DeviceScaleFactor != nil {
+		s.profile.DeviceScaleFactor = *lo.DeviceScaleFactor
+	}
+	if lo.HasTouch != nil {
+		s.profile.Touch = *lo.HasTouch
+		switch {
+		case !s.profile.Touch:
+			s.profile.MaxTouchPoints = 0
+		case s.profile.MaxTouchPoints == 0:
+			s.profile.MaxTouchPoints = 5
+		}
+	}
+	s.locale = strings.ReplaceAll(lo.Locale, "_", "-")
+	if s.locale == "" && bs.Fingerprint != nil && len(bs.Fingerprint.Locales) > 0 {
+		s.locale = strings.ReplaceAll(bs.Fingerprint.Locales[0], "_", "-")
+	}
+
+	for _, o := range []struct {
+		name string
+		set  bool
+	}{
+		{"advancedStealth", ptr.Deref(bs.AdvancedStealth, false)},
+		{"captchaImageSelector", bs.CaptchaImageSelector != ""},
+		{"captchaInputSelector", bs.CaptchaInputSelector != ""},
+		{"context", bs.Context != nil},
+		{"extensionId", bs.ExtensionID != ""},
+		{"logSession", ptr.Deref(bs.LogSession, false)},
+		{"recordSession", ptr.Deref(bs.RecordSession, false)},
+		{"solveCaptchas", ptr.Deref(bs.SolveCaptchas, false)},
+		{"verified", ptr.Deref(bs.Verified, false)},
+	} {
+		if o.set {
+			s.notes = append(s.notes, "browserSettings."+o.name+" is not supported by this runner and is ignored")
+		}
+	}
+	if params != nil && params.ExtensionID != "" {
+		s.notes = append(s.notes, "cloudSessionCreateParams.extensionId is not supported by this runner and is ignored")
+	}
+	return s, errors.Join(errs...)
+}
+
+func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (deviceProfile, []string) {
+	p, more := chooseProfile(bs.OS, bs.Fingerprint)
+	return p, append(notes, more...)
+}
+
+// egressRoute is the session's proxy as the egress proxy's upstream, nil
+// when it has none. newSettings checked the server.
+func (s *settings) egressRoute() egress.Router {
+	if s.proxy == nil {
+		return nil
+	}
+	u, err := egress.ParseUpstream(s.proxy.server)
+	if err != nil {
+		return nil
+	}
+	up := &egress.Upstream{URL: u, Username: s.proxy.username, Password: s.proxy.password.Reveal()}
+	return egress.BypassRouter(up, s.proxy.bypass)
+}
+
+// ValidateSettings refuses the session settings StartBrowser would refuse,
+// so that the runner fails before it serves.
+func ValidateSettings(cfg *config.Config) error {
+	_, err := newSettings(cfg)
+	return err
+}

@@ -1,0 +1,290 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operations
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/target"
+	"k8s.io/utils/ptr"
+
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/runner/chromium"
+	"github.com/browserfleet/browserfleet/runner/config"
+	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// Automation is the runner's Engine: act, observe and extract by
+// engine, navigate by Navigate. It turns the RPC's requests into the
+// engine's options and the engine's results and errors into the RPC's.
+type Automation struct {
+	log      *slog.Logger
+	models   *models
+	system   string
+	selfHeal bool
+
+	mu sync.Mutex
+	// engines holds one engine per tab, built on the tab's first call.
+	engines map[target.ID]*engine.Engine
+}
+
+var _ Interface = (*Automation)(nil)
+
+// NewAutomation returns the engine of the session cfg describes: its model
+// (with the secrets cfg holds), systemPrompt and selfHeal. A nil cfg gives
+// an engine without a default model: calls must bring options.model, and
+// those that need no model (actions, navigate, pageText) work as usual.
+func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &Automation{log: log, engines: map[target.ID]*engine.Engine{}}
+	var def rpc.ModelConfig
+	dialer := &egress.Dialer{}
+	if cfg != nil {
+		def = cfg.DefaultModel()
+		a.system = cfg.Spec.SystemPrompt
+		a.selfHeal = ptr.Deref(cfg.Spec.SelfHeal, false)
+		dialer.Policy, dialer.Resolver = cfg.Egress, cfg.Resolver
+	}
+	a.models = newModels(def, dialer, log)
+	return a
+}
+
+// engineFor returns the tab's engine, built on first use over the tab's
+// engine/page handle, which the browser attached once for the tab's life.
+func (a *Automation) engineFor(p *chromium.Tab) (*engine.Engine, error) {
+	tab, err := p.Automation()
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e := a.engines[p.TargetID()]; e != nil && e.Page() == tab {
+		return e, nil
+	}
+	var model llm.Client
+	if a.models.client != nil {
+		model = a.models.client
+	}
+	e := engine.New(tab, engine.Options{
+		Model:            model,
+		SystemPrompt:     a.system,
+		SelfHeal:         a.selfHeal,
+		DOMSettleTimeout: p.DOMSettleTimeout(),
+		Logger:           a.log.With("component", "engine"),
+	})
+	a.engines[p.TargetID()] = e
+	return e, nil
+}
+
+// prepare checks what every engine call shares and returns the tab's
+// engine and the call's model (nil: the session's).
+func (a *Automation) prepare(p *chromium.Tab, frameID string, model *rpc.ModelConfig) (*engine.Engine, llm.Client, error) {
+	if frameID != "" && frameID != string(p.TargetID()) {
+		// The snapshot spans every frame, iframes included, and ids name
+		// their frame; scoping to one frame is not offered.
+		return nil, nil, rpc.Errorf(rpc.CodeBadRequest, "frameId: operations cover the whole page, iframes included; leave frameId out or give the main frame's id")
+	}
+	e, err := a.engineFor(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := a.models.forCall(model)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, client, nil
+}
+
+// Act performs req.Input: an instruction through the model, or an Action as
+// given.
+func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	if err != nil {
+		return nil, rpc.Usage{}, err
+	}
+	opts := engine.ActOptions{
+		Instruction: req.Input.Instruction,
+		Variables:   engineVariables(req.Options.Variables),
+		Model:       model,
+		Progress:    engineProgress(progress),
+	}
+	if in := req.Input.Action; in != nil {
+		opts.Action = &engine.Action{
+			Selector:    in.Selector,
+			Description: in.Description,
+			Method:      in.Method,
+			Arguments:   in.Arguments,
+		}
+		if in.BackendNodeID != nil {
+			opts.Action.BackendNodeID = *in.BackendNodeID
+		}
+	}
+	res, err := e.Act(ctx, opts)
+	if err != nil {
+		return nil, rpc.Usage{}, a.callError("act", err)
+	}
+	return &rpc.ActResult{
+		Success:           res.Success,
+		Message:           res.Message,
+		ActionDescription: res.ActionDescription,
+		Actions:           rpcActions(res.Actions),
+	}, rpcUsage(res.Usage), nil
+}
+
+// Observe lists the actions the page offers for req.Instruction.
+func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	if err != nil {
+		return nil, rpc.Usage{}, err
+	}
+	res, err := e.Observe(ctx, engine.ObserveOptions{
+		Instruction:     req.Instruction,
+		Selector:        req.Options.Selector,
+		IgnoreSelectors: req.Options.IgnoreSelectors,
+		Variables:       engineVariables(req.Options.Variables),
+		Model:           model,
+		Progress:        engineProgress(progress),
+	})
+	if err != nil {
+		return nil, rpc.Usage{}, a.callError("observe", err)
+	}
+	return rpcActions(res.Actions), rpcUsage(res.Usage), nil
+}
+
+// Extract reads data off the page: against req.Schema, as {"extraction"}
+// with only an instruction, or {"pageText"} with neither.
+func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error) {
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	if err != nil {
+		return nil, rpc.Usage{}, err
+	}
+	schema := req.Schema
+	if string(schema) == "null" {
+		schema = nil
+	}
+	if s := req.Options.Screenshot; s != nil && *s && progress != nil {
+		progress(rpc.LogLine{Category: "extraction", Message: "options.screenshot is not supported; extracting from the page snapshot", Level: rpc.LogLevelInfo, Timestamp: time.Now()})
+	}
+	res, err := e.Extract(ctx, engine.ExtractOptions{
+		Instruction:     req.Instruction,
+		Schema:          schema,
+		Selector:        req.Options.Selector,
+		IgnoreSelectors: req.Options.IgnoreSelectors,
+		Model:           model,
+		Progress:        engineProgress(progress),
+	})
+	if err != nil {
+		return nil, rpc.Usage{}, a.callError("extract", err)
+	}
+	return res.Data, rpcUsage(res.Usage), nil
+}
+
+// Navigate is the runner's Navigate.
+func (a *Automation) Navigate(ctx context.Context, p *chromium.Tab, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error) {
+	return navigate(ctx, p, req, progress)
+}
+
+// callError gives an engine error its RPC code. Errors it does not know
+// are returned as they are: the server makes them TIMEOUT, CANCELED,
+// BROWSER_CRASHED, ... when the call's context says why it ended, and
+// ENGINE_ERROR otherwise.
+func (a *Automation) callError(op string, err error) error {
+	var modelErr *llm.Error
+	switch {
+	case errors.Is(err, engine.ErrNoModel):
+		return a.models.noModelError(op)
+	case errors.Is(err, engine.ErrInvalidArgument):
+		msg := strings.TrimPrefix(err.Error(), engine.ErrInvalidArgument.Error()+": ")
+		return rpc.Errorf(rpc.CodeBadRequest, "%s", msg)
+	case errors.Is(err, engine.ErrSchemaViolation):
+		return rpc.Errorf(rpc.CodeSchemaViolation, "%s", err.Error())
+	case errors.As(err, &modelErr) && egress.Denied(modelErr.Err) != nil:
+		// The model's endpoint is not the browser's to reach, nor the
+		// runner's: its host and kind of address, nothing more.
+		return rpc.Errorf(rpc.CodeEgressDenied, "the model %s: %s", modelErr.Provider+"/"+modelErr.Model, egress.Denied(modelErr.Err).Error())
+	case errors.As(err, &modelErr):
+		// Error() is redacted; Err may hold the provider's raw
+		// diagnostics and is left out.
+		if modelErr.StatusCode == 0 && errors.Is(modelErr.Err, context.DeadlineExceeded) {
+			// The provider did not answer within the client's own
+			// limit (the call's timeout, when it ends first, is
+			// reported by the server).
+			return rpc.Errorf(rpc.CodeTimeout, "%s", modelErr.Error())
+		}
+		return rpc.Errorf(rpc.CodeModelError, "%s", modelErr.Error())
+	}
+	return err
+}
+
+// engineProgress passes the engine's progress lines on as the RPC's.
+func engineProgress(progress ProgressFunc) func(engine.Log) {
+	if progress == nil {
+		return nil
+	}
+	return func(l engine.Log) {
+		progress(rpc.LogLine{Category: l.Category, Message: l.Message, Level: rpc.LogLevel(l.Level), Timestamp: time.Now()})
+	}
+}
+
+func engineVariables(vars rpc.Variables) map[string]engine.Variable {
+	if len(vars) == 0 {
+		return nil
+	}
+	out := make(map[string]engine.Variable, len(vars))
+	for name, v := range vars {
+		out[name] = engine.Variable{Value: v.Value, Description: v.Description}
+	}
+	return out
+}
+
+func rpcActions(actions []engine.Action) []rpc.Action {
+	out := make([]rpc.Action, 0, len(actions))
+	for _, a := range actions {
+		ra := rpc.Action{
+			Selector:    a.Selector,
+			Description: a.Description,
+			Method:      a.Method,
+			Arguments:   a.Arguments,
+		}
+		if a.BackendNodeID != 0 {
+			id := a.BackendNodeID
+			ra.BackendNodeID = &id
+		}
+		out = append(out, ra)
+	}
+	return out
+}
+
+func rpcUsage(u llm.Usage) rpc.Usage {
+	return rpc.Usage{
+		InputTokens:       u.InputTokens,
+		OutputTokens:      u.OutputTokens,
+		ReasoningTokens:   u.ReasoningTokens,
+		CachedInputTokens: u.CachedInputTokens,
+		InferenceTimeMs:   u.InferenceTimeMs,
+	}
+}

@@ -1,0 +1,48 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operations
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/browserfleet/browserfleet/runner/chromium"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// ProgressFunc reports one progress line of an operation. A streaming
+// caller receives it at once; otherwise it goes to the runner's debug log.
+// It is safe to call from any goroutine, and does nothing once the
+// operation has returned.
+type ProgressFunc func(rpc.LogLine)
+
+// Interface performs the session's operations on its page. The runner calls one
+// method at a time, in the order the calls arrived, so an implementation needs no
+// locking of its own for the page. ctx is done when the caller goes away,
+// the call's timeout passes, the runner stops or the browser dies; it is
+// also the page's chromedp context (Tab.Context returns the same), so
+// chromedp.Run(ctx, ...) acts on the page. An error that is an *rpc.Error
+// keeps its code; any other becomes ENGINE_ERROR, or TIMEOUT,
+// BROWSER_CRASHED, ... when ctx says why it ended.
+type Interface interface {
+	Act(ctx context.Context, tab *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, error)
+	Observe(ctx context.Context, tab *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, error)
+	// Extract returns the extracted value: valid against req.Schema when
+	// there is one, else {"extraction": ...} or {"pageText": ...}.
+	Extract(ctx context.Context, tab *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error)
+	Navigate(ctx context.Context, tab *chromium.Tab, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error)
+}

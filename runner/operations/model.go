@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package operations
+
+import (
+	"log/slog"
+	"maps"
+	"net/http"
+
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// models builds the model clients of a session: the session's default, and
+// a call's options.model merged with it.
+type models struct {
+	// def is the session's model with its secrets; a zero ModelName means
+	// the session has none.
+	def rpc.ModelConfig
+	// defProvider is def's provider, "" when def does not parse.
+	defProvider string
+	// client is the default model's client, nil when there is none or it
+	// cannot be built (err says why).
+	client llm.Client
+	err    error
+	// http is every model client's HTTP client: its connections pass the
+	// egress policy.
+	http *http.Client
+}
+
+// newModels builds the session's default client, whose connections (and
+// those of every call's model) go through dialer; nil is the default
+// policy. A default that cannot be built is not fatal: calls that need no
+// model still work, and calls that bring their own model too; the others
+// are told why.
+func newModels(def rpc.ModelConfig, dialer *egress.Dialer, log *slog.Logger) *models {
+	if dialer == nil {
+		dialer = &egress.Dialer{}
+	}
+	m := &models{def: def, http: &http.Client{Transport: dialer.Transport()}}
+	if def.ModelName == "" {
+		return m
+	}
+	if def.Auth != nil || len(def.ProviderOptions) > 0 {
+		log.Warn("the session's model auth and providerOptions are not supported by this runner; the model is called with its API key", "model", def)
+	}
+	m.defProvider, _, _ = llm.ParseModel(def.ModelName, def.Provider)
+	m.client, m.err = llm.New(m.llmConfig(def))
+	if m.err != nil {
+		// llm's errors are redacted; ParseModel's quote the name only.
+		log.Warn("the session's model cannot be used", "model", def, "err", m.err)
+		m.client = nil
+	}
+	return m
+}
+
+// forCall returns the client of a call's options.model, or nil when the
+// call gives none (the engine then uses the session's).
+func (m *models) forCall(call *rpc.ModelConfig) (llm.Client, error) {
+	if call == nil || isZeroModel(*call) {
+		return nil, nil
+	}
+	c, err := llm.New(m.llmConfig(m.merge(*call)))
+	if err != nil {
+		return nil, rpc.Errorf(rpc.CodeBadRequest, "options.model: %s", err.Error())
+	}
+	return c, nil
+}
+
+func isZeroModel(c rpc.ModelConfig) bool {
+	return c.ModelName == "" && c.Provider == "" && c.APIKey == "" && c.BaseURL == "" &&
+		len(c.Headers) == 0 && c.Auth == nil && len(c.ProviderOptions) == 0
+}
+
+// merge fills the fields a call's model leaves empty from the session's.
+// The session's credentials (API key, headers) go only where the session
+// sends them: to the same provider at the same endpoint. A call that names
+// another provider, or another baseURL, brings its own key; otherwise any
+// caller could have the session's key sent to a server of its choosing.
+func (m *models) merge(call rpc.ModelConfig) rpc.ModelConfig {
+	out := call
+	if out.ModelName == "" {
+		out.ModelName = m.def.ModelName
+		if out.Provider == "" {
+			out.Provider = m.def.Provider
+		}
+	}
+	provider, _, err := llm.ParseModel(out.ModelName, out.Provider)
+	sameProvider := err == nil && provider != "" && provider == m.defProvider
+	if !sameProvider {
+		return out
+	}
+	if out.BaseURL == "" {
+		out.BaseURL = m.def.BaseURL
+	}
+	if out.BaseURL != m.def.BaseURL {
+		return out
+	}
+	if out.APIKey == "" {
+		out.APIKey = m.def.APIKey
+	}
+	if len(m.def.Headers) > 0 {
+		headers := maps.Clone(m.def.Headers)
+		// The call's headers win: it asked for them.
+		maps.Copy(headers, call.Headers)
+		out.Headers = headers
+	}
+	return out
+}
+
+// llmConfig is the llm.Config of a model. Auth and ProviderOptions have no
+// counterpart there and are left out.
+func (m *models) llmConfig(c rpc.ModelConfig) llm.Config {
+	return llm.Config{
+		Model:      c.ModelName,
+		Provider:   c.Provider,
+		APIKey:     c.APIKey,
+		BaseURL:    c.BaseURL,
+		Headers:    c.Headers,
+		HTTPClient: m.http,
+	}
+}
+
+// noModelError is what a call that needs a model and has none is told.
+func (m *models) noModelError(op string) *rpc.Error {
+	if m.err != nil {
+		return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model, and the session's model cannot be used (%s); give options.model", op, m.err.Error())
+	}
+	return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model: the session has none and the call gave no options.model", op)
+}

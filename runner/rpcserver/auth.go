@@ -1,0 +1,62 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package rpcserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/browserfleet/browserfleet/runner/config"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+)
+
+// requireToken lets a request through only with "Authorization: Bearer
+// <token>". The comparison is of SHA-256 digests in constant time, so
+// neither the token's bytes nor its length leak through timing. A refusal
+// says only whether the token was missing or wrong.
+func requireToken(token config.Secret, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token.Reveal()))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := bearerToken(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", rpc.AuthorizationScheme)
+			writeError(w, rpc.Errorf(rpc.CodeUnauthorized, "missing runner token"))
+			return
+		}
+		sum := sha256.Sum256([]byte(got))
+		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", rpc.AuthorizationScheme+` error="invalid_token"`)
+			writeError(w, rpc.Errorf(rpc.CodeUnauthorized, "invalid runner token"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>"
+// header; the scheme is case-insensitive (RFC 9110).
+func bearerToken(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, rpc.AuthorizationScheme) {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

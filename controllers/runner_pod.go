@@ -33,6 +33,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/engine/llm/provider"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -110,23 +111,21 @@ func DefaultRunnerConfig() RunnerConfig {
 func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Image, "runner-image", c.Image, "image of runner pods")
 	fs.Func("runner-model-base-url", "provider=URL: the endpoint runners use for that provider when a session's model names none (a model gateway, vLLM, Ollama); repeatable", func(s string) error {
-		provider, raw, ok := strings.Cut(s, "=")
-		if !ok || provider == "" {
+		name, raw, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
 			return fmt.Errorf("want provider=URL, not %q", s)
 		}
-		switch provider {
-		case "openai", "anthropic", "google":
-		default:
-			return fmt.Errorf("unknown provider %q; want openai, anthropic or google", provider)
+		if !provider.Known(name) {
+			return fmt.Errorf("unknown provider %q; want one of %s", name, strings.Join(provider.Names, ", "))
 		}
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%s: want an absolute http or https URL", provider)
+			return fmt.Errorf("%s: want an absolute http or https URL", name)
 		}
 		if c.ModelBaseURLs == nil {
 			c.ModelBaseURLs = map[string]string{}
 		}
-		c.ModelBaseURLs[provider] = raw
+		c.ModelBaseURLs[name] = raw
 		return nil
 	})
 	fs.Func("runner-allowed-executable", "absolute path of a browser binary in the runner image that a session's launchOptions.executablePath may name; repeatable; none by default, so a session naming one fails", func(s string) error {

@@ -20,16 +20,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/browserfleet/browserfleet/engine/action"
 )
 
-// Methods the engine performs, in the order the act prompt lists them.
-var methods = []string{
-	"click", "doubleClick", "hover", "fill", "type", "press", "scrollTo",
-	"nextChunk", "prevChunk", "selectOptionFromDropdown", "dragAndDrop",
-}
+// methods are those the model may answer with: all but scrollIntoView,
+// which the engine does by itself before each action.
+var methods = slices.DeleteFunc(slices.Clone(action.Methods), func(m string) bool { return m == action.ScrollIntoView })
 
 func elementIDSchema(desc string) map[string]any {
 	return map[string]any{"type": "string", "description": desc}

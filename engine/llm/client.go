@@ -23,6 +23,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/browserfleet/browserfleet/engine/llm/provider"
 )
 
 // backend is one provider's side of a Client.
@@ -49,11 +51,11 @@ type client struct {
 // (ErrInvalidModel), an unknown provider (ErrUnknownProvider) or a Config
 // the provider's SDK refuses; it makes no request.
 func New(cfg Config) (Client, error) {
-	provider, model, err := ParseModel(cfg.Model, cfg.Provider)
+	prov, model, err := ParseModel(cfg.Model, cfg.Provider)
 	if err != nil {
 		return nil, err
 	}
-	c := &client{provider: provider, model: model, secrets: secretsOf(cfg), timeout: cfg.Timeout}
+	c := &client{provider: prov, model: model, secrets: secretsOf(cfg), timeout: cfg.Timeout}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -71,12 +73,12 @@ func New(cfg Config) (Client, error) {
 	}
 	httpClient := newHTTPClient(cfg.HTTPClient, retries, defaultRetryBaseDelay)
 
-	switch provider {
-	case ProviderOpenAI:
+	switch prov {
+	case provider.OpenAI:
 		c.backend = newOpenAI(cfg, model, httpClient)
-	case ProviderAnthropic:
+	case provider.Anthropic:
 		c.backend = newAnthropic(cfg, model, httpClient)
-	case ProviderGoogle:
+	case provider.Google:
 		c.backend, err = newGoogle(cfg, model, httpClient)
 	}
 	if err != nil {

@@ -41,9 +41,9 @@ var models = []struct {
 	// path is where the provider's SDK posts a generation.
 	path string
 }{
-	{llm.ProviderOpenAI, "gpt-4.1-mini", "/v1/chat/completions"},
-	{llm.ProviderAnthropic, "claude-sonnet-4-5", "/v1/messages"},
-	{llm.ProviderGoogle, "gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:generateContent"},
+	{llmtest.OpenAI, "gpt-4.1-mini", "/v1/chat/completions"},
+	{llmtest.Anthropic, "claude-sonnet-4-5", "/v1/messages"},
+	{llmtest.Google, "gemini-2.5-flash", "/v1beta/models/gemini-2.5-flash:generateContent"},
 }
 
 // forEachProvider runs f in a parallel subtest per provider, each with a
@@ -165,9 +165,9 @@ func TestGenerateText(t *testing.T) {
 		// Where each provider takes the output cap and the temperature; an
 		// OpenAI-compatible server gets max_tokens.
 		knobs := map[string][2][]any{
-			llm.ProviderOpenAI:    {{"max_tokens"}, {"temperature"}},
-			llm.ProviderAnthropic: {{"max_tokens"}, {"temperature"}},
-			llm.ProviderGoogle:    {{"generationConfig", "maxOutputTokens"}, {"generationConfig", "temperature"}},
+			llmtest.OpenAI:    {{"max_tokens"}, {"temperature"}},
+			llmtest.Anthropic: {{"max_tokens"}, {"temperature"}},
+			llmtest.Google:    {{"generationConfig", "maxOutputTokens"}, {"generationConfig", "temperature"}},
 		}[provider]
 		if got := path(got.JSON, knobs[0]...); got != 64.0 {
 			t.Errorf("output cap %v = %v, want 64", knobs[0], got)
@@ -195,9 +195,9 @@ func (r *redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func TestGenerateDefaultEndpoints(t *testing.T) {
 	hosts := map[string]string{
-		llm.ProviderOpenAI:    "api.openai.com",
-		llm.ProviderAnthropic: "api.anthropic.com",
-		llm.ProviderGoogle:    "generativelanguage.googleapis.com",
+		llmtest.OpenAI:    "api.openai.com",
+		llmtest.Anthropic: "api.anthropic.com",
+		llmtest.Google:    "generativelanguage.googleapis.com",
 	}
 	for _, m := range models {
 		t.Run(m.provider, func(t *testing.T) {
@@ -226,7 +226,7 @@ func TestGenerateDefaultEndpoints(t *testing.T) {
 			if got.Path != m.path {
 				t.Errorf("path = %q, want %q", got.Path, m.path)
 			}
-			if m.provider == llm.ProviderOpenAI {
+			if m.provider == llmtest.OpenAI {
 				// OpenAI's reasoning models require max_completion_tokens.
 				if v := path(got.JSON, "max_completion_tokens"); v != 32.0 {
 					t.Errorf("max_completion_tokens = %v, want 32", v)
@@ -259,7 +259,7 @@ func TestGenerateStructured(t *testing.T) {
 	// wireChecks asserts that the schema reached the wire in each
 	// provider's own format.
 	wireChecks := map[string]func(t *testing.T, body map[string]any){
-		llm.ProviderOpenAI: func(t *testing.T, body map[string]any) {
+		llmtest.OpenAI: func(t *testing.T, body map[string]any) {
 			want := map[string]any{
 				"type": "json_schema",
 				"json_schema": map[string]any{
@@ -273,7 +273,7 @@ func TestGenerateStructured(t *testing.T) {
 				t.Errorf("response_format (-want +got):\n%s", diff)
 			}
 		},
-		llm.ProviderAnthropic: func(t *testing.T, body map[string]any) {
+		llmtest.Anthropic: func(t *testing.T, body map[string]any) {
 			want := []any{map[string]any{
 				"name":         "action",
 				"description":  "The next browser action.",
@@ -286,7 +286,7 @@ func TestGenerateStructured(t *testing.T) {
 				t.Errorf("tool_choice (-want +got):\n%s", diff)
 			}
 		},
-		llm.ProviderGoogle: func(t *testing.T, body map[string]any) {
+		llmtest.Google: func(t *testing.T, body map[string]any) {
 			if got := path(body, "generationConfig", "responseMimeType"); got != "application/json" {
 				t.Errorf("generationConfig.responseMimeType = %v, want application/json", got)
 			}
@@ -300,7 +300,7 @@ func TestGenerateStructured(t *testing.T) {
 	}
 	forEachProvider(t, nil, func(t *testing.T, srv *llmtest.Server, c llm.Client, provider, model string) {
 		answer := `{"elementId":"0-12","method":"click","arguments":[]}`
-		if provider == llm.ProviderOpenAI {
+		if provider == llmtest.OpenAI {
 			// Strict mode made note required and nullable: the model sends
 			// null, which Generate drops since the caller's schema has it
 			// optional and not nullable.
@@ -335,7 +335,7 @@ func TestGenerateStructuredNonObjectRoot(t *testing.T) {
 		// OpenAI and Anthropic need an object root: the schema is wrapped
 		// in {"value": ...} and the answer unwrapped. Gemini takes arrays.
 		answer := `{"value":["a","b"]}`
-		if provider == llm.ProviderGoogle {
+		if provider == llmtest.Google {
 			answer = `["a","b"]`
 		}
 		srv.Enqueue(llmtest.JSON(answer))
@@ -491,9 +491,9 @@ func TestGenerateSendsKeyAndHeaders(t *testing.T) {
 	// authHeader is where each provider's key belongs; the others must
 	// stay empty.
 	authHeader := map[string]struct{ name, value string }{
-		llm.ProviderOpenAI:    {"Authorization", "Bearer " + testKey},
-		llm.ProviderAnthropic: {"X-Api-Key", testKey},
-		llm.ProviderGoogle:    {"X-Goog-Api-Key", testKey},
+		llmtest.OpenAI:    {"Authorization", "Bearer " + testKey},
+		llmtest.Anthropic: {"X-Api-Key", testKey},
+		llmtest.Google:    {"X-Goog-Api-Key", testKey},
 	}
 	headers := map[string]string{"X-Tenant": "acme", "X-Request-Source": "browserfleet"}
 	edit := func(c *llm.Config) { c.Headers = headers }
@@ -530,7 +530,7 @@ func TestGenerateWithoutKeySendsNoCredentials(t *testing.T) {
 	// must come from the environment.
 	t.Setenv("OPENAI_API_KEY", "sk-ambient-must-not-leak")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-ambient-must-not-leak")
-	for _, provider := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
+	for _, provider := range []string{llmtest.OpenAI, llmtest.Anthropic} {
 		t.Run(provider, func(t *testing.T) {
 			srv := llmtest.NewServer(t)
 			srv.Enqueue(llmtest.Text("ok"))
@@ -616,7 +616,7 @@ func TestGenerateInvalidRequest(t *testing.T) {
 		{"negative max tokens", llm.Request{Messages: ask("x").Messages, MaxOutputTokens: -1}},
 	}
 	srv := llmtest.NewServer(t)
-	c, err := llm.New(llm.Config{Model: "openai/gpt-4.1-mini", APIKey: testKey, BaseURL: srv.BaseURL(llm.ProviderOpenAI)})
+	c, err := llm.New(llm.Config{Model: "openai/gpt-4.1-mini", APIKey: testKey, BaseURL: srv.BaseURL(llmtest.OpenAI)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

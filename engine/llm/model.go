@@ -19,24 +19,11 @@ package llm
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
-)
 
-// Providers known to New.
-const (
-	// ProviderOpenAI is OpenAI's Chat Completions API, or any server that
-	// speaks it (vLLM, Ollama, LiteLLM) through Config.BaseURL.
-	ProviderOpenAI = "openai"
-	// ProviderAnthropic is Anthropic's Messages API.
-	ProviderAnthropic = "anthropic"
-	// ProviderGoogle is the Gemini API.
-	ProviderGoogle = "google"
+	"github.com/browserfleet/browserfleet/engine/llm/provider"
 )
-
-// providers lists the provider names New accepts, sorted for messages.
-var providers = []string{ProviderAnthropic, ProviderGoogle, ProviderOpenAI}
 
 var (
 	// ErrInvalidModel is returned for a model name that is not of the form
@@ -47,10 +34,10 @@ var (
 )
 
 // ParseModel splits a model name into its provider and the provider's model
-// id, the way New does. provider, when not empty, overrides the prefix of
+// id, the way New does. prov, when not empty, overrides the prefix of
 // model (see Config.Provider). Provider names are case-insensitive and
 // returned in lower case.
-func ParseModel(model, provider string) (string, string, error) {
+func ParseModel(model, prov string) (string, string, error) {
 	if model == "" {
 		return "", "", fmt.Errorf("%w: empty; want provider/model, e.g. %q", ErrInvalidModel, "openai/gpt-4.1-mini")
 	}
@@ -58,30 +45,30 @@ func ParseModel(model, provider string) (string, string, error) {
 		return "", "", fmt.Errorf("%w %q: contains white space", ErrInvalidModel, model)
 	}
 	var id string
-	if provider != "" {
-		provider = strings.ToLower(provider)
+	if prov != "" {
+		prov = strings.ToLower(prov)
 		id = model
 		// "openai/gpt-4o" with provider "openai" names gpt-4o; any other
 		// slash belongs to the id ("meta-llama/Llama-3.1-8B-Instruct").
-		if p, rest, ok := strings.Cut(model, "/"); ok && strings.EqualFold(p, provider) {
+		if p, rest, ok := strings.Cut(model, "/"); ok && strings.EqualFold(p, prov) {
 			id = rest
 		}
 	} else {
 		var ok bool
-		provider, id, ok = strings.Cut(model, "/")
+		prov, id, ok = strings.Cut(model, "/")
 		if !ok {
 			return "", "", fmt.Errorf("%w %q: want provider/model, e.g. %q", ErrInvalidModel, model, "openai/"+model)
 		}
-		if provider == "" {
+		if prov == "" {
 			return "", "", fmt.Errorf("%w %q: empty provider", ErrInvalidModel, model)
 		}
-		provider = strings.ToLower(provider)
+		prov = strings.ToLower(prov)
 	}
-	if !slices.Contains(providers, provider) {
-		return "", "", fmt.Errorf("%w %q in model %q: supported providers are %s", ErrUnknownProvider, provider, model, strings.Join(providers, ", "))
+	if !provider.Known(prov) {
+		return "", "", fmt.Errorf("%w %q in model %q: supported providers are %s", ErrUnknownProvider, prov, model, strings.Join(provider.Names, ", "))
 	}
 	if id == "" {
 		return "", "", fmt.Errorf("%w %q: empty model id after the provider", ErrInvalidModel, model)
 	}
-	return provider, id, nil
+	return prov, id, nil
 }

@@ -27,35 +27,9 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-)
 
-// Methods Perform understands. Names compare case-insensitively, and
-// "dblclick" and "selectOption" are accepted too.
-const (
-	MethodClick          = "click"
-	MethodDoubleClick    = "doubleClick"
-	MethodHover          = "hover"
-	MethodFill           = "fill"
-	MethodType           = "type"
-	MethodPress          = "press"
-	MethodScrollTo       = "scrollTo"
-	MethodScrollIntoView = "scrollIntoView"
-	MethodNextChunk      = "nextChunk"
-	MethodPrevChunk      = "prevChunk"
-	MethodSelectOption   = "selectOptionFromDropdown"
-	MethodDragAndDrop    = "dragAndDrop"
+	"github.com/browserfleet/browserfleet/engine/action"
 )
-
-// methods maps the lower-cased names Perform accepts, aliases included, to
-// the methods above.
-var methods = map[string]string{
-	"click": MethodClick, "doubleclick": MethodDoubleClick, "dblclick": MethodDoubleClick,
-	"hover": MethodHover, "fill": MethodFill, "type": MethodType, "press": MethodPress,
-	"scrollto": MethodScrollTo, "scrollintoview": MethodScrollIntoView,
-	"nextchunk": MethodNextChunk, "prevchunk": MethodPrevChunk,
-	"selectoptionfromdropdown": MethodSelectOption, "selectoption": MethodSelectOption,
-	"draganddrop": MethodDragAndDrop,
-}
 
 // ErrUnsupportedMethod reports a method Perform does not know.
 var ErrUnsupportedMethod = errors.New("unsupported method")
@@ -109,12 +83,12 @@ func (p *Page) Perform(ctx context.Context, el *Element, method string, args []s
 }
 
 func (p *Page) perform(ctx context.Context, el *Element, method string, args []string) error {
-	m, ok := methods[strings.ToLower(method)]
+	m, ok := action.Canonical(method)
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnsupportedMethod, method)
 	}
 	switch m {
-	case MethodClick, MethodDoubleClick, MethodHover, MethodDragAndDrop:
+	case action.Click, action.DoubleClick, action.Hover, action.DragAndDrop:
 		// Locating the element tells whether the tab is in front (see
 		// point), which saves a Page.bringToFront when it is.
 	default:
@@ -135,17 +109,17 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 		return nil
 	}
 	switch m {
-	case MethodClick:
+	case action.Click:
 		if err := needEl(); err != nil {
 			return err
 		}
 		return p.click(ctx, el, 1)
-	case MethodDoubleClick:
+	case action.DoubleClick:
 		if err := needEl(); err != nil {
 			return err
 		}
 		return p.click(ctx, el, 2)
-	case MethodHover:
+	case action.Hover:
 		if err := needEl(); err != nil {
 			return err
 		}
@@ -154,7 +128,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			return err
 		}
 		return p.mouse(ctx, input.MouseMoved, x, y, input.None, 0)
-	case MethodFill:
+	case action.Fill:
 		if err := needEl(); err != nil {
 			return err
 		}
@@ -163,7 +137,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			return err
 		}
 		return p.fill(ctx, el, text)
-	case MethodType:
+	case action.Type:
 		text, err := arg()
 		if err != nil {
 			return err
@@ -174,7 +148,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			}
 		}
 		return p.typeText(ctx, text)
-	case MethodPress:
+	case action.Press:
 		key, err := arg()
 		if err != nil {
 			return err
@@ -196,7 +170,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			}
 		}
 		return nil
-	case MethodScrollTo:
+	case action.ScrollTo:
 		a, err := arg()
 		if err != nil {
 			return err
@@ -206,16 +180,16 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			return err
 		}
 		return p.scroll(ctx, el, "to", pct)
-	case MethodNextChunk:
+	case action.NextChunk:
 		return p.scroll(ctx, el, "by", 1)
-	case MethodPrevChunk:
+	case action.PrevChunk:
 		return p.scroll(ctx, el, "by", -1)
-	case MethodScrollIntoView:
+	case action.ScrollIntoView:
 		if err := needEl(); err != nil {
 			return err
 		}
 		return el.Frame.sess.call(ctx, "DOM.scrollIntoViewIfNeeded", el.node(), nil)
-	case MethodSelectOption:
+	case action.SelectOption:
 		if err := needEl(); err != nil {
 			return err
 		}
@@ -223,7 +197,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 			return errors.New("missing option")
 		}
 		return p.selectOption(ctx, el, args)
-	case MethodDragAndDrop:
+	case action.DragAndDrop:
 		if err := needEl(); err != nil {
 			return err
 		}

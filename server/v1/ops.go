@@ -28,6 +28,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/browserfleet/browserfleet/engine/action"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -426,29 +427,15 @@ func deref(p *string) string {
 	return *p
 }
 
-// actionMethods are the methods the runner performs (engine/page's Perform),
-// aliases included, by lower-case name. Act refuses others up front: the
-// runner would only fail after waiting for the page to settle.
-var actionMethods = map[string]bool{
-	"click": true, "doubleclick": true, "dblclick": true, "hover": true,
-	"fill": true, "type": true, "press": true, "scrollto": true,
-	"scrollintoview": true, "nextchunk": true, "prevchunk": true,
-	"selectoptionfromdropdown": true, "selectoption": true, "draganddrop": true,
-}
-
-// actionMethodNames names the methods in messages, without the aliases.
-const actionMethodNames = "click, doubleClick, hover, fill, type, press, scrollTo, scrollIntoView, " +
-	"nextChunk, prevChunk, selectOptionFromDropdown, dragAndDrop"
-
 // actIssues checks an input action's method, which the schema only bounds.
 func actIssues(doc any) []Issue {
 	root, _ := doc.(map[string]any)
 	input, _ := root["input"].(map[string]any)
 	method, ok := input["method"].(string)
-	if !ok || method == "" || actionMethods[strings.ToLower(method)] {
+	if _, known := action.Canonical(method); !ok || method == "" || known {
 		return nil
 	}
-	return []Issue{{Path: "input.method", Message: fmt.Sprintf("must be one of %s; got %s", actionMethodNames, strconv.Quote(method))}}
+	return []Issue{{Path: "input.method", Message: fmt.Sprintf("must be one of %s; got %s", strings.Join(action.Methods, ", "), strconv.Quote(method))}}
 }
 
 // navigateIssues checks the url by the runner's rule

@@ -39,13 +39,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/browserfleet/browserfleet/engine/llm/provider"
 )
 
-// Provider names, as in package llm.
+// Provider names, for BaseURL.
 const (
-	OpenAI    = "openai"
-	Anthropic = "anthropic"
-	Google    = "google"
+	OpenAI    = provider.OpenAI
+	Anthropic = provider.Anthropic
+	Google    = provider.Google
 )
 
 // Server is a scripted model server. It is safe for concurrent use.

@@ -46,9 +46,27 @@ verify: verify-generated vet ## Fail on stale generated files, unformatted code 
 envtest: ## Build kube-apiserver, etcd and kubectl from source into bin/ (skipped when current).
 	ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) ENVTEST_ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_ASSETS=$(ENVTEST_ASSETS) hack/envtest.sh
 
+# The kinds of tests (test/README.md): unit tests and their packages' own
+# envtest suites live next to the code; test/integration runs the API on the
+# local stack and test/chart renders the chart; test/e2e drives the whole
+# service as a user does.
+UNIT_PKGS = $(shell go list ./... | grep -v '/test/')
+
 .PHONY: test
 test: envtest ## Run all tests against real kube-apiserver and etcd.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-unit
+test-unit: envtest ## Run the packages' own tests (unit tests and their envtest suites).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) $(UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: envtest ## Run test/integration and test/chart.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) ./test/integration/... ./test/chart/...
+
+.PHONY: test-e2e
+test-e2e: envtest ## Run test/e2e: the README quick start and the attack table on the local stack.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 ##@ Build
 
@@ -86,7 +104,7 @@ helm-lint: ## Lint the Helm chart.
 
 # `make dev` runs the whole service on this machine, no cluster needed:
 # kube-apiserver and etcd, the manager, the /v1 API on DEV_API_ADDRESS and a
-# runner process with Chromium per session (hack/dev, test/devstack). State
+# runner process with Chromium per session (hack/dev, internal/devstack). State
 # (etcd data, the API key, logs) stays in DEV_DIR across runs; `source
 # $(DEV_DIR)/env` sets BROWSERFLEET_API_URL, BROWSERFLEET_API_KEY and
 # KUBECONFIG. Ctrl-C stops everything.

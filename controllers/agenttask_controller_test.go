@@ -26,8 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	. "github.com/browserfleet/browserfleet/test/matchers"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	. "github.com/browserfleet/browserfleet/internal/testing/matchers"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // task returns a function that reads the task, for Eventually.

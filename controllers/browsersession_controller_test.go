@@ -40,9 +40,9 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/framework"
-	. "github.com/browserfleet/browserfleet/test/matchers"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	. "github.com/browserfleet/browserfleet/internal/testing/matchers"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // session returns a function that reads the session, for Eventually.

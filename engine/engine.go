@@ -18,7 +18,8 @@ limitations under the License.
 // page: act, observe and extract. It takes a text snapshot of the page
 // (engine/page), asks a model (engine/llm) which element to use, and performs
 // the action through the DevTools protocol. The runner pod uses it behind its
-// RPC; the Go client library runs it in-process.
+// RPC. It depends on nothing of the runner's, so that a client library can
+// run it in-process.
 package engine
 
 import (

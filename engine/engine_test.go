@@ -36,7 +36,7 @@ import (
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/engine/page"
-	"github.com/browserfleet/browserfleet/test/chromium"
+	"github.com/browserfleet/browserfleet/internal/testing/chromium"
 )
 
 // The engine runs against a real Chromium and pages served here; the model

@@ -37,7 +37,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/operations"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/procs"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 // chromiumProcesses lists the processes whose command line names dataDir

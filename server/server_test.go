@@ -44,7 +44,7 @@ import (
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 const startBody = `{"modelName": "openai/gpt-4.1-mini"}`

@@ -40,8 +40,8 @@ import (
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
-	"github.com/browserfleet/browserfleet/test/apitest"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // shortStartTimeout is the start timeout of the second server, which no

@@ -35,9 +35,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/test/framework"
-	. "github.com/browserfleet/browserfleet/test/matchers"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	. "github.com/browserfleet/browserfleet/internal/testing/matchers"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 var (

@@ -30,7 +30,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/browserfleet/browserfleet/test/chromium"
+	"github.com/browserfleet/browserfleet/internal/testing/chromium"
 )
 
 // The tests drive a real Chromium. One browser serves every test, each test

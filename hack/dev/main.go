@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command dev runs the whole service on this machine (test/devstack): a
+// Command dev runs the whole service on this machine (internal/devstack): a
 // control plane, the manager, the /v1 API and a runner process with
 // Chromium per session, until Ctrl-C or SIGTERM. `make dev` runs it.
 package main
@@ -34,7 +34,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/browserfleet/browserfleet/controllers"
-	"github.com/browserfleet/browserfleet/test/devstack"
+	"github.com/browserfleet/browserfleet/internal/devstack"
 )
 
 func main() {

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,20 @@ const (
 	// process group to be killed.
 	DefaultShutdownTimeout = 10 * time.Second
 )
+
+// FindChromium finds a browser for a runner outside its image (make dev,
+// tests): $CHROMIUM, else chromium on $PATH.
+func FindChromium() (string, error) {
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("no chromium on PATH; set CHROMIUM (Debian: apt-get install chromium)")
+}
 
 // Config is everything a runner needs: the session it serves, the secrets
 // the manager mounted for it, and process-level settings from flags.

@@ -75,7 +75,7 @@ const (
 
 	// EnvSecretsDir names the directory of the runner's secret files,
 	// SecretsDir in the container. The variable exists so that a stand-in
-	// kubelet that puts volumes elsewhere (test/localkubelet) can say
+	// kubelet that puts volumes elsewhere (internal/localkubelet) can say
 	// where; the runner falls back to SecretsDir without it.
 	EnvSecretsDir = "BROWSERFLEET_SECRETS_DIR"
 	// EnvModelHeadersDir names ModelHeadersDir when the session has

@@ -39,7 +39,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/procs"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 // externalChromium starts a Chromium that is not the runner's, as a user's

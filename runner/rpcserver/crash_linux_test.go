@@ -30,7 +30,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/procs"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 func TestBrowserCrash(t *testing.T) {

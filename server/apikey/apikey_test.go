@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/server/apikey"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // authenticated waits until the cache has seen key and returns its project.

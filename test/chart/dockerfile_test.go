@@ -31,7 +31,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/browserfleet/browserfleet/runner/config"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // dockerfile is the little of a Dockerfile these tests read: its global

@@ -50,8 +50,8 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
-	"github.com/browserfleet/browserfleet/test/framework"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // quantities compares resource quantities by value (2 equals 2000m), and

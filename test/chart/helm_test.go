@@ -43,7 +43,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // ChartDir is the chart's directory.

@@ -34,7 +34,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // permissions flattens RBAC rules into "group/resource verb" (and

@@ -35,7 +35,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
-	"github.com/browserfleet/browserfleet/test/procs"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 // finalFrame is the last SSE frame of a streamed reply: its event and data.

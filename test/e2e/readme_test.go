@@ -32,7 +32,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // readmeCommands are the shell commands of the README's quick start, each

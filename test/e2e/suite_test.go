@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package e2e_test drives the whole stack as a user would: the same stack
-// `make dev` runs (test/devstack: kube-apiserver and etcd, the manager, the
+// `make dev` runs (internal/devstack: kube-apiserver and etcd, the manager, the
 // /v1 API, and a runner process with Debian's Chromium for each session),
 // reached over HTTP with curl and the README's own commands, and with the
 // control plane's kubectl. Model calls go to the scripted model server
@@ -42,11 +42,11 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
-	"github.com/browserfleet/browserfleet/test/apitest"
-	"github.com/browserfleet/browserfleet/test/chromium"
-	"github.com/browserfleet/browserfleet/test/devstack"
-	"github.com/browserfleet/browserfleet/test/framework"
-	testpages "github.com/browserfleet/browserfleet/test/pages"
+	"github.com/browserfleet/browserfleet/internal/devstack"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/runner/config"
+	testpages "github.com/browserfleet/browserfleet/test/util/pages"
 )
 
 var (
@@ -61,7 +61,7 @@ var (
 )
 
 func TestE2E(t *testing.T) {
-	if _, err := chromium.Path(); err != nil {
+	if _, err := config.FindChromium(); err != nil {
 		t.Fatalf("the end-to-end suite drives a real browser: %v", err)
 	}
 	for _, tool := range []string{"bash", "curl", "jq"} {

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package app is the API pod's wiring: cmd/api runs it with its flags, and
-// the local dev stack (test/devstack) runs the same code in-process.
+// the local dev stack (internal/devstack) runs the same code in-process.
 package app
 
 import (

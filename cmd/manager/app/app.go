@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package app is the manager's wiring: cmd/manager runs it with its flags,
-// and the local dev stack (test/devstack) runs the same code in-process.
+// and the local dev stack (internal/devstack) runs the same code in-process.
 package app
 
 import (

@@ -57,12 +57,12 @@ type Framework struct {
 // RepoRoot is the repository's root directory.
 func RepoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // BuildRunner builds the runner (cmd/runner) for a suite and returns its
 // path: in a directory every user can search, removed after the suite. A
-// local kubelet that runs as root (test/localkubelet) runs runner pods as
+// local kubelet that runs as root (internal/localkubelet) runs runner pods as
 // their user, 65532, which must reach the binary; a test's own temporary
 // directories are private to the user running the tests.
 func BuildRunner() string {

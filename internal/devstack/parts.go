@@ -26,7 +26,7 @@ import (
 
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
-	"github.com/browserfleet/browserfleet/test/localkubelet"
+	"github.com/browserfleet/browserfleet/internal/localkubelet"
 )
 
 // apiShutdownGrace is short: on a developer's machine nobody waits for a

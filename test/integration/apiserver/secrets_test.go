@@ -40,8 +40,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/chromium"
 )
 
 // remoteBrowser is a Chromium of the test's own behind a gate that, as a
@@ -58,7 +58,7 @@ type remoteBrowser struct {
 
 func startRemoteBrowser(token, headerName, headerValue string) *remoteBrowser {
 	GinkgoHelper()
-	path, err := chromium.Path()
+	path, err := config.FindChromium()
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(path, "--headless", "--no-sandbox", "--remote-debugging-port=0",
 		"--remote-debugging-address=127.0.0.1", "--user-data-dir="+GinkgoT().TempDir(),

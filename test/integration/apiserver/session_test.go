@@ -38,7 +38,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/test/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 )
 
 // actAnswer is a model's answer to act: use this element this way.

@@ -39,8 +39,8 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/server/apikey"
-	"github.com/browserfleet/browserfleet/test/apitest"
-	"github.com/browserfleet/browserfleet/test/wrappers"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // The request: a renderer command prefix that runs a shell.

@@ -18,7 +18,7 @@ limitations under the License.
 // kube-apiserver and etcd (envtest's binaries) with the CRDs installed, the
 // manager and the API pod's server in-process (cmd/manager/app and
 // cmd/api/app, the code the binaries run), and the local kubelet
-// (test/localkubelet), which runs each runner pod as a runner process with
+// (internal/localkubelet), which runs each runner pod as a runner process with
 // Debian's Chromium. `make dev` (hack/dev) runs it in the foreground; an
 // end-to-end suite starts and stops it around its specs.
 //
@@ -61,7 +61,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/browserfleet/browserfleet/quota"
-	"github.com/browserfleet/browserfleet/test/localkubelet"
+	"github.com/browserfleet/browserfleet/internal/localkubelet"
 )
 
 // Defaults of Options.
@@ -73,7 +73,7 @@ const (
 	// Options.RunnerBinary for it.
 	RunnerImage = "browserfleet.local/runner:dev"
 	// K8sVersion is the control plane `make envtest` builds, as in the
-	// Makefile and test/framework.
+	// Makefile and internal/testing/framework.
 	K8sVersion = "1.37.1"
 )
 

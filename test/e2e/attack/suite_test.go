@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package attack_test plays a tenant who attacks the service with an
 // ordinary project key, as issue 10 found it could: on the stack `make dev`
-// runs (test/devstack: kube-apiserver and etcd, the manager, the /v1 API,
+// runs (internal/devstack: kube-apiserver and etcd, the manager, the /v1 API,
 // and a runner process with Debian's Chromium for each session), over /v1
 // and with kubectl. Each finding of the issue is one entry of a table; each
 // attack is refused or converges, and a refused request creates and changes
@@ -47,11 +47,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/internal/devstack"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	"github.com/browserfleet/browserfleet/quota"
-	"github.com/browserfleet/browserfleet/test/apitest"
-	"github.com/browserfleet/browserfleet/test/chromium"
-	"github.com/browserfleet/browserfleet/test/devstack"
-	"github.com/browserfleet/browserfleet/test/framework"
+	"github.com/browserfleet/browserfleet/runner/config"
 )
 
 const (
@@ -71,7 +71,7 @@ var (
 )
 
 func TestAttacks(t *testing.T) {
-	if _, err := chromium.Path(); err != nil {
+	if _, err := config.FindChromium(); err != nil {
 		t.Fatalf("the attack suite drives a real browser: %v", err)
 	}
 	model = llmtest.NewServerOn(t, pageIP+":0")

@@ -44,8 +44,8 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/server/apikey"
-	"github.com/browserfleet/browserfleet/test/devstack"
-	"github.com/browserfleet/browserfleet/test/procs"
+	"github.com/browserfleet/browserfleet/internal/devstack"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 // runnerBin is the runner the suite builds, as `make build` would.

@@ -43,17 +43,17 @@ import (
 
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/internal/devstack"
+	"github.com/browserfleet/browserfleet/internal/localkubelet"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
-	"github.com/browserfleet/browserfleet/test/apitest"
-	"github.com/browserfleet/browserfleet/test/chromium"
-	"github.com/browserfleet/browserfleet/test/devstack"
-	"github.com/browserfleet/browserfleet/test/framework"
-	"github.com/browserfleet/browserfleet/test/localkubelet"
-	testpages "github.com/browserfleet/browserfleet/test/pages"
+	testpages "github.com/browserfleet/browserfleet/test/util/pages"
 )
 
 // runnerImage is the runner pods' image; the local kubelet runs the runner
@@ -82,7 +82,7 @@ var (
 )
 
 func TestAPIServer(t *testing.T) {
-	if _, err := chromium.Path(); err != nil {
+	if _, err := config.FindChromium(); err != nil {
 		t.Fatalf("these tests drive a real browser: %v", err)
 	}
 	// The scripted model server needs the *testing.T: it fails the test on
@@ -98,7 +98,7 @@ var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
 	kubeletStateDir = filepath.Join(dir, "kubelet")
 	runnerBin := framework.BuildRunner()
-	chromiumPath, err := chromium.Path()
+	chromiumPath, err := config.FindChromium()
 	Expect(err).NotTo(HaveOccurred())
 
 	cfg := fw.Start()

@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/browserfleet/browserfleet/test/chromium"
+	"github.com/browserfleet/browserfleet/runner/config"
 )
 
 // checkPrerequisites checks what the stack needs before anything starts,
@@ -121,7 +121,7 @@ func (s *Stack) checkAssets() error {
 
 func (s *Stack) checkChromium() error {
 	if s.opts.ChromiumPath == "" {
-		p, err := chromium.Path()
+		p, err := config.FindChromium()
 		if err != nil {
 			return fmt.Errorf("chromium missing: %w", err)
 		}

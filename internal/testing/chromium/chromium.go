@@ -21,32 +21,19 @@ package chromium
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
+
+	"github.com/browserfleet/browserfleet/runner/config"
 
 	"github.com/chromedp/chromedp"
 )
-
-// Path finds the browser: $CHROMIUM, else chromium on $PATH.
-func Path() (string, error) {
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("no chromium on PATH; set CHROMIUM (Debian: apt-get install chromium)")
-}
 
 // Start launches a headless Chromium with a fresh profile and returns a
 // chromedp browser context; extra options are appended to the defaults.
 // stop ends the browser and removes its profile.
 func Start(extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop context.CancelFunc, err error) {
-	path, err := Path()
+	path, err := config.FindChromium()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,7 +29,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/browserfleet/browserfleet/server/apikey"
-	"github.com/browserfleet/browserfleet/test/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 )
 
 var _ = Describe("revoking an API key", func() {

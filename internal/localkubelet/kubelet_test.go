@@ -41,7 +41,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/browserfleet/browserfleet/test/localkubelet"
+	"github.com/browserfleet/browserfleet/internal/localkubelet"
 )
 
 var _ = Describe("Kubelet", func() {

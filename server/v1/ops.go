@@ -66,38 +66,11 @@ type NavigateBody struct {
 	StreamResponse *bool
 }
 
-// DecodeAct decodes and validates an act body.
-//
-// The operation decoders (DecodeAct, DecodeObserve, DecodeExtract,
-// DecodeNavigate, DecodeAgentExecute) work like DecodeStart: the body is
-// validated against its schema in the OpenAPI document (components/schemas
-// ActRequest, ...), every issue is reported with its dotted path, duplicate
-// member names are refused, and names are case-sensitive. Their rules:
-//
-//   - Unknown fields are accepted and ignored, as the reference server does,
-//     except in a variable's {value, description} object, which the
-//     reference closes too.
-//   - options.model is a model name or a model config; a provider is one
-//     this service can call (openai, anthropic, google); header names are
-//     letters, digits, '-', '_' and '.'. Bounds are those of the CRD's
-//     ModelSpec, so that an agent's model always fits its AgentTask.
-//   - Variables are strings, numbers, booleans or {value, description};
-//     numbers and booleans become their JavaScript text (42, 1.5, true), as
-//     the reference substitutes them. At most 64, values at most 16384
-//     characters.
-//   - options.timeout is in milliseconds, more than 0 and at most 600000
-//     (10 minutes): a longer call is better made an agent task.
-//   - frameId is a string (at most 256 characters, the CRD's bound) or null,
-//     which is the main frame like an absent one.
-//
-// Beyond the schema, checks the published schema cannot express are made in
-// code: an act input action's method must be one the runner performs
-// (actionMethods, case-insensitive); a navigate url must pass the runner's
-// own rule (rpc.NavigateURLProblem: http and https with a host, data:, and
-// about:blank; never file:, the browser's own pages or javascript:); an
-// extract schema
-// must compile as a JSON Schema (draft 2020-12 unless its $schema says
-// otherwise) with references only inside it, and needs an instruction.
+// DecodeAct decodes and validates an act body. The operation decoders
+// (DecodeAct, DecodeObserve, DecodeExtract, DecodeNavigate,
+// DecodeAgentExecute) work like DecodeStart, against their schema in the
+// OpenAPI document, then make the checks a schema cannot express; docs/api.md
+// ("act, observe, extract, navigate") lists the rules.
 func DecodeAct(body []byte) (*ActBody, *ValidationError) {
 	doc, issues, verr := checkBody(body, actSchema)
 	if verr != nil {

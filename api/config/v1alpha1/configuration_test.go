@@ -267,6 +267,9 @@ func TestDecodeRefuses(t *testing.T) {
 		{"project without limits", header + "quota: {projects: [{namespace: a}]}\n", []string{"quota.projects[0]: Required value"}},
 		{"negative project quota", header + "quota: {projects: [{namespace: a, concurrentSessions: -3}]}\n", []string{"quota.projects[0].concurrentSessions: Invalid value"}},
 		{"project over the default live limit", header + "quota: {projects: [{namespace: a, concurrentSessions: 60}]}\n", []string{"quota.projects[0].concurrentSessions: Invalid value"}},
+		{"project live below the default concurrent", header + "quota: {projects: [{namespace: a, liveSessions: 5}]}\n", []string{"quota.projects[0].liveSessions: Invalid value"}},
+		{"negative project limits", header + "quota: {projects: [{namespace: a, concurrentSessions: -1, liveSessions: 0}]}\n", []string{"quota.projects[0].concurrentSessions: Invalid value", "quota.projects[0].liveSessions: Invalid value"}},
+		{"bad defaults, no echo in the projects", header + "quota: {concurrentSessions: 0, projects: [{namespace: a, liveSessions: 5}]}\n", []string{"quota.concurrentSessions: Invalid value"}},
 		{"project live below its concurrent", header + "quota: {projects: [{namespace: a, concurrentSessions: 5, liveSessions: 4}]}\n", []string{"quota.projects[0].liveSessions: Invalid value"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

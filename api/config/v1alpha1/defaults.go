@@ -54,6 +54,13 @@ const (
 	DefaultTaskSessionWait = 30 * time.Second
 )
 
+// Default is the Configuration of no file: every field its default.
+func Default() *Configuration {
+	cfg := &Configuration{TypeMeta: typeMeta()}
+	SetDefaults(cfg)
+	return cfg
+}
+
 // SetDefaults fills in every field cfg leaves out. The scheme's decoders
 // call it (AddToScheme registers it).
 func SetDefaults(cfg *Configuration) {
@@ -117,4 +124,8 @@ func defaultDuration(d **metav1.Duration, def time.Duration) {
 	if *d == nil {
 		*d = &metav1.Duration{Duration: def}
 	}
+}
+
+func typeMeta() metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: "Configuration"}
 }

@@ -45,13 +45,6 @@ var codecs = func() serializer.CodecFactory {
 	return serializer.NewCodecFactory(s, serializer.EnableStrict)
 }()
 
-// Default is the Configuration of no file: every field its default.
-func Default() *Configuration {
-	cfg := &Configuration{TypeMeta: typeMeta()}
-	SetDefaults(cfg)
-	return cfg
-}
-
 // Load reads the Configuration file at path (YAML or JSON), defaults it
 // and validates it. Errors name the file, and the field at fault.
 func Load(path string) (*Configuration, error) {
@@ -224,8 +217,4 @@ func typeName(t reflect.Type) string {
 		return "integer"
 	}
 	return t.Kind().String()
-}
-
-func typeMeta() metav1.TypeMeta {
-	return metav1.TypeMeta{APIVersion: GroupVersion.String(), Kind: "Configuration"}
 }

@@ -34,9 +34,9 @@ import (
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
-// ModelProviders are the providers runners call (runner/llm), the keys
+// modelProviders are the providers runners call (runner/llm), the keys
 // runner.modelBaseURLs may have.
-var ModelProviders = []string{"anthropic", "google", "openai"}
+var modelProviders = []string{"anthropic", "google", "openai"}
 
 // Validate checks a defaulted Configuration; each error names the field's
 // path in the file, e.g. runner.egress.allowCIDRs[0].
@@ -183,8 +183,8 @@ func ValidateModelBaseURLs(urls map[string]string, p *field.Path) field.ErrorLis
 	var errs field.ErrorList
 	for _, provider := range slices.Sorted(maps.Keys(urls)) {
 		fp := p.Key(provider)
-		if !slices.Contains(ModelProviders, provider) {
-			errs = append(errs, field.NotSupported(fp, provider, ModelProviders))
+		if !slices.Contains(modelProviders, provider) {
+			errs = append(errs, field.NotSupported(fp, provider, modelProviders))
 			continue
 		}
 		raw := urls[provider]
@@ -229,11 +229,16 @@ func validateNonNegative(d *metav1.Duration, p *field.Path) field.ErrorList {
 }
 
 // validateQuota checks the limits as quota.Config.Validate does, but
-// names each field.
+// names each field. A project's limit left out is the default's.
 func validateQuota(q *QuotaConfiguration, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
 	concurrent, live := ptr.Deref(q.ConcurrentSessions, 0), ptr.Deref(q.LiveSessions, 0)
-	errs = append(errs, validateLimits(concurrent, live, p)...)
+	var errs field.ErrorList
+	if concurrent < 1 {
+		errs = append(errs, field.Invalid(p.Child("concurrentSessions"), concurrent, "must be at least 1"))
+	} else if live < concurrent {
+		errs = append(errs, field.Invalid(p.Child("liveSessions"), live, fmt.Sprintf("must be at least concurrentSessions (%d)", concurrent)))
+	}
+	defaultsValid := len(errs) == 0
 	namespaces := sets.New[string]()
 	for i, o := range q.Projects {
 		fp := p.Child("projects").Index(i)
@@ -252,23 +257,28 @@ func validateQuota(q *QuotaConfiguration, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Required(fp, "set concurrentSessions, liveSessions or both"))
 			continue
 		}
-		oc, ol := ptr.Deref(o.ConcurrentSessions, concurrent), ptr.Deref(o.LiveSessions, live)
-		if o.LiveSessions == nil && oc >= 1 && ol < oc {
-			// The project's own limit clashes with the default it inherits.
-			errs = append(errs, field.Invalid(fp.Child("concurrentSessions"), oc, fmt.Sprintf("must not exceed quota.liveSessions (%d) unless liveSessions is set too", live)))
+		valid := true
+		for _, limit := range []struct {
+			name string
+			n    *int32
+		}{{"concurrentSessions", o.ConcurrentSessions}, {"liveSessions", o.LiveSessions}} {
+			if limit.n != nil && *limit.n < 1 {
+				errs = append(errs, field.Invalid(fp.Child(limit.name), *limit.n, "must be at least 1"))
+				valid = false
+			}
+		}
+		pc, pl := ptr.Deref(o.ConcurrentSessions, concurrent), ptr.Deref(o.LiveSessions, live)
+		if !valid || !defaultsValid || pl >= pc {
 			continue
 		}
-		errs = append(errs, validateLimits(oc, ol, fp)...)
+		switch {
+		case o.LiveSessions == nil:
+			errs = append(errs, field.Invalid(fp.Child("concurrentSessions"), pc, fmt.Sprintf("must not exceed quota.liveSessions (%d) unless liveSessions is set too", live)))
+		case o.ConcurrentSessions == nil:
+			errs = append(errs, field.Invalid(fp.Child("liveSessions"), pl, fmt.Sprintf("must be at least quota.concurrentSessions (%d) unless concurrentSessions is set too", concurrent)))
+		default:
+			errs = append(errs, field.Invalid(fp.Child("liveSessions"), pl, fmt.Sprintf("must be at least concurrentSessions (%d)", pc)))
+		}
 	}
 	return errs
-}
-
-func validateLimits(concurrent, live int32, p *field.Path) field.ErrorList {
-	if concurrent < 1 {
-		return field.ErrorList{field.Invalid(p.Child("concurrentSessions"), concurrent, "must be at least 1")}
-	}
-	if live < concurrent {
-		return field.ErrorList{field.Invalid(p.Child("liveSessions"), live, fmt.Sprintf("must be at least concurrentSessions (%d)", concurrent))}
-	}
-	return nil
 }

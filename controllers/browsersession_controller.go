@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
@@ -50,7 +49,8 @@ import (
 // and its runner pod is gone.
 const StopBrowserFinalizer = "browserfleet.io/stop-browser"
 
-// SessionConfig holds the manager's session defaults.
+// SessionConfig holds the manager's session defaults, from the sessions
+// section of its Configuration file (and runner.forceDeleteAfter).
 type SessionConfig struct {
 	// DefaultTimeout is a session's lifetime when its spec gives none.
 	DefaultTimeout time.Duration
@@ -69,22 +69,6 @@ type SessionConfig struct {
 	// may stay Terminating (its node is gone and no kubelet confirms the
 	// end) before the manager deletes it with no grace.
 	ForceDeleteAfter time.Duration
-}
-
-// DefaultSessionConfig is the session configuration the manager's flags
-// default to.
-func DefaultSessionConfig() SessionConfig {
-	return SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute, ForceDeleteAfter: 2 * time.Minute}
-}
-
-// AddFlags binds the session configuration to command-line flags.
-func (c *SessionConfig) AddFlags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.DefaultTimeout, "session-default-timeout", c.DefaultTimeout, "lifetime of a session whose spec sets no timeout")
-	fs.DurationVar(&c.MaxTimeout, "session-max-timeout", c.MaxTimeout, "longest lifetime of any session")
-	fs.DurationVar(&c.DefaultTTLAfterEnded, "session-ttl-after-ended", c.DefaultTTLAfterEnded, "how long an ended or failed session is kept when its spec does not say")
-	fs.DurationVar(&c.StartupTimeout, "session-startup-timeout", c.StartupTimeout, "how long after its creation a session may take to become ready; then it fails with its pod's reason and the pod is deleted")
-	fs.DurationVar(&c.ForceDeleteAfter, "runner-force-delete-after", c.ForceDeleteAfter, "how long past its grace period a runner pod may stay Terminating (its node is gone) before the manager force-deletes it; 0 never")
-	fs.DurationVar(&c.SecretWait, "session-secret-wait", c.SecretWait, "how long a session or AgentTask waits for the Secrets it references to exist and carry the browserfleet.io/session-secret label before it fails")
 }
 
 // BrowserSessionReconciler runs each BrowserSession as one runner pod and

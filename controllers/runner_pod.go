@@ -20,10 +20,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +31,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/engine/llm/provider"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -42,7 +39,7 @@ import (
 const ()
 
 // RunnerConfig is how the manager builds runner pods. It comes from the
-// manager's flags (see AddFlags).
+// runner section of the manager's Configuration file (NewOptions).
 type RunnerConfig struct {
 	// Image is the runner image.
 	Image string
@@ -83,141 +80,6 @@ type RunnerConfig struct {
 	// EgressClusterCIDRs are the cluster's pod and service ranges, which
 	// runners refuse even where they are public (--egress-cluster-cidr).
 	EgressClusterCIDRs []netip.Prefix
-}
-
-// DefaultRunnerConfig is the runner configuration the manager's flags default to.
-func DefaultRunnerConfig() RunnerConfig {
-	return RunnerConfig{
-		Image:           "ghcr.io/browserfleet/runner:v0.1.0",
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{
-				corev1.ResourceCPU:    resource.MustParse("250m"),
-				corev1.ResourceMemory: resource.MustParse("512Mi"),
-			},
-			Limits: corev1.ResourceList{
-				corev1.ResourceCPU:    resource.MustParse("2"),
-				corev1.ResourceMemory: resource.MustParse("2Gi"),
-			},
-		},
-		ShmSize:                       resource.MustParse("1Gi"),
-		TmpSize:                       resource.MustParse("2Gi"),
-		RunAsUser:                     65532,
-		TerminationGracePeriodSeconds: 15,
-	}
-}
-
-// AddFlags binds the runner configuration to command-line flags.
-func (c *RunnerConfig) AddFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Image, "runner-image", c.Image, "image of runner pods")
-	fs.Func("runner-model-base-url", "provider=URL: the endpoint runners use for that provider when a session's model names none (a model gateway, vLLM, Ollama); repeatable", func(s string) error {
-		name, raw, ok := strings.Cut(s, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("want provider=URL, not %q", s)
-		}
-		if !provider.Known(name) {
-			return fmt.Errorf("unknown provider %q; want one of %s", name, strings.Join(provider.Names, ", "))
-		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%s: want an absolute http or https URL", name)
-		}
-		if c.ModelBaseURLs == nil {
-			c.ModelBaseURLs = map[string]string{}
-		}
-		c.ModelBaseURLs[name] = raw
-		return nil
-	})
-	fs.Func("runner-allowed-executable", "absolute path of a browser binary in the runner image that a session's launchOptions.executablePath may name; repeatable; none by default, so a session naming one fails", func(s string) error {
-		if err := rpc.CheckAllowedExecutable(s); err != nil {
-			return err
-		}
-		c.AllowedExecutables = append(c.AllowedExecutables, s)
-		return nil
-	})
-	fs.Func("runner-egress-allow-cidr", "a range (CIDR or address) runners may connect to although it is not public, e.g. an in-cluster model server; repeatable", func(s string) error {
-		p, err := rpc.ParseCIDR(s)
-		if err == nil {
-			c.EgressAllowCIDRs = append(c.EgressAllowCIDRs, p)
-		}
-		return err
-	})
-	fs.Func("runner-egress-cluster-cidr", "the cluster's pod or service range (CIDR), which runners refuse even where it is public; repeatable", func(s string) error {
-		p, err := rpc.ParseCIDR(s)
-		if err == nil {
-			c.EgressClusterCIDRs = append(c.EgressClusterCIDRs, p)
-		}
-		return err
-	})
-	fs.Func("runner-image-pull-policy", "pull policy of the runner image (Always, IfNotPresent, Never)", func(s string) error {
-		switch p := corev1.PullPolicy(s); p {
-		case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
-			c.ImagePullPolicy = p
-			return nil
-		}
-		return fmt.Errorf("unknown pull policy %q", s)
-	})
-	fs.Func("runner-command", "comma-separated command of the runner container (default: the image's entrypoint)", func(s string) error {
-		c.Command = splitList(s)
-		return nil
-	})
-	fs.Func("runner-args", "comma-separated arguments of the runner container", func(s string) error {
-		c.Args = splitList(s)
-		return nil
-	})
-	quantityFlag(fs, "runner-cpu-request", "CPU request of the runner container", c.Resources.Requests, corev1.ResourceCPU)
-	quantityFlag(fs, "runner-memory-request", "memory request of the runner container", c.Resources.Requests, corev1.ResourceMemory)
-	quantityFlag(fs, "runner-cpu-limit", "CPU limit of the runner container", c.Resources.Limits, corev1.ResourceCPU)
-	quantityFlag(fs, "runner-memory-limit", "memory limit of the runner container", c.Resources.Limits, corev1.ResourceMemory)
-	fs.Func("runner-shm-size", fmt.Sprintf("size of the runner's memory-backed /dev/shm (default %s)", c.ShmSize.String()), func(s string) error {
-		q, err := resource.ParseQuantity(s)
-		c.ShmSize = q
-		return err
-	})
-	fs.Func("runner-tmp-size", fmt.Sprintf("size of the runner's writable /tmp (default %s)", c.TmpSize.String()), func(s string) error {
-		q, err := resource.ParseQuantity(s)
-		c.TmpSize = q
-		return err
-	})
-	fs.Int64Var(&c.RunAsUser, "runner-run-as-user", c.RunAsUser, "non-root user id runner containers run as")
-	fs.Int64Var(&c.TerminationGracePeriodSeconds, "runner-termination-grace-period", c.TerminationGracePeriodSeconds, "seconds a runner has to close its browser when its pod is deleted")
-	fs.Func("runner-node-selector", "comma-separated key=value node selector of runner pods", func(s string) error {
-		c.NodeSelector = map[string]string{}
-		for _, kv := range splitList(s) {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return fmt.Errorf("%q is not key=value", kv)
-			}
-			c.NodeSelector[k] = v
-		}
-		return nil
-	})
-	fs.Func("runner-tolerations", "tolerations of runner pods, as a JSON list", func(s string) error {
-		return json.Unmarshal([]byte(s), &c.Tolerations)
-	})
-	fs.StringVar(&c.RuntimeClassName, "runner-runtime-class", c.RuntimeClassName, "runtime class of runner pods (for example gvisor)")
-}
-
-func quantityFlag(fs *flag.FlagSet, name, usage string, list corev1.ResourceList, res corev1.ResourceName) {
-	q := list[res]
-	fs.Func(name, fmt.Sprintf("%s (default %s)", usage, q.String()), func(s string) error {
-		q, err := resource.ParseQuantity(s)
-		if err != nil {
-			return err
-		}
-		list[res] = q
-		return nil
-	})
-}
-
-func splitList(s string) []string {
-	var out []string
-	for part := range strings.SplitSeq(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
 }
 
 // RunnerSummaryFinalizer keeps a deleted runner pod until the manager has
@@ -424,7 +286,7 @@ func executableRefusal(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) stri
 	if len(path) > 256 {
 		path = path[:256] + "..."
 	}
-	return fmt.Sprintf("spec.browser.launchOptions.executablePath %q is not a browser this installation allows (the manager's --runner-allowed-executable); no runner pod was created", path)
+	return fmt.Sprintf("spec.browser.launchOptions.executablePath %q is not a browser this installation allows (the manager's runner.allowedExecutables); no runner pod was created", path)
 }
 
 // secretVolumes hands the runner its secrets as files, as runner/rpc lays

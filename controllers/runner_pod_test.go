@@ -266,11 +266,11 @@ func TestSecretVolumes(t *testing.T) {
 
 func TestConstructRunnerPodIsDeterministic(t *testing.T) {
 	s := wrappers.MakeBrowserSession("s", "ns").Obj()
-	a, err := constructRunnerPod(s, DefaultRunnerConfig())
+	a, err := constructRunnerPod(s, DefaultOptions().Runner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := constructRunnerPod(s, DefaultRunnerConfig())
+	b, err := constructRunnerPod(s, DefaultOptions().Runner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestUserMetadataStaysOutOfThePod(t *testing.T) {
 		Region:       "eu-central-1",
 		UserMetadata: map[string]apiextensionsv1.JSON{"customer": {Raw: []byte(`"` + strings.Repeat("m", 200<<10) + `"`)}},
 	}).Obj()
-	pod, err := constructRunnerPod(s, DefaultRunnerConfig())
+	pod, err := constructRunnerPod(s, DefaultOptions().Runner)
 	if err != nil {
 		t.Fatal(err)
 	}

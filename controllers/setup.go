@@ -18,23 +18,30 @@ package controllers
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"net/netip"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/quota"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
-// Options configure the controllers.
+// Options configure the controllers. The manager makes them from its
+// Configuration file (NewOptions); processes that embed the controllers
+// (the dev stack, tests) build them in Go, from DefaultOptions.
 type Options struct {
 	Runner   RunnerConfig
 	Sessions SessionConfig
@@ -45,17 +52,88 @@ type Options struct {
 	TaskSessionWait time.Duration
 }
 
-// DefaultOptions are the options the manager's flags default to.
+// DefaultOptions are the options of a Configuration that sets nothing.
 func DefaultOptions() Options {
-	return Options{Runner: DefaultRunnerConfig(), Sessions: DefaultSessionConfig(), Quota: quota.DefaultConfig(), TaskSessionWait: 30 * time.Second}
+	opts, err := NewOptions(configv1alpha1.Default())
+	if err != nil {
+		panic(fmt.Sprintf("the default configuration: %v", err)) // its tests convert it
+	}
+	return opts
 }
 
-// AddFlags binds the options to command-line flags.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	o.Runner.AddFlags(fs)
-	o.Sessions.AddFlags(fs)
-	o.Quota.AddFlags(fs)
-	fs.DurationVar(&o.TaskSessionWait, "task-session-wait", o.TaskSessionWait, "how long an AgentTask waits for its session to exist before it fails")
+// NewOptions converts a defaulted, valid Configuration
+// (configv1alpha1.Load) into the controllers' options.
+func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
+	cfg = cfg.DeepCopy() // the options own their maps and lists
+	r, s := &cfg.Runner, &cfg.Sessions
+	allow, err := parseCIDRs(r.Egress.AllowCIDRs)
+	if err != nil {
+		return Options{}, fmt.Errorf("runner.egress.allowCIDRs: %w", err)
+	}
+	cluster, err := parseCIDRs(r.Egress.ClusterCIDRs)
+	if err != nil {
+		return Options{}, fmt.Errorf("runner.egress.clusterCIDRs: %w", err)
+	}
+	runner := RunnerConfig{
+		Image:                         r.Image,
+		ImagePullPolicy:               r.ImagePullPolicy,
+		Command:                       r.Command,
+		Args:                          r.Args,
+		Resources:                     r.Resources,
+		ShmSize:                       ptr.Deref(r.ShmSize, resource.Quantity{}),
+		TmpSize:                       ptr.Deref(r.TmpSize, resource.Quantity{}),
+		RunAsUser:                     ptr.Deref(r.RunAsUser, 0),
+		TerminationGracePeriodSeconds: ptr.Deref(r.TerminationGracePeriodSeconds, 0),
+		NodeSelector:                  r.NodeSelector,
+		Tolerations:                   r.Tolerations,
+		RuntimeClassName:              r.RuntimeClassName,
+		ModelBaseURLs:                 r.ModelBaseURLs,
+		AllowedExecutables:            r.AllowedExecutables,
+		EgressAllowCIDRs:              allow,
+		EgressClusterCIDRs:            cluster,
+	}
+	sessions := SessionConfig{
+		DefaultTimeout:       duration(s.DefaultTimeout),
+		MaxTimeout:           duration(s.MaxTimeout),
+		DefaultTTLAfterEnded: duration(s.TTLAfterEnded),
+		SecretWait:           duration(s.SecretWait),
+		StartupTimeout:       duration(s.StartupTimeout),
+		ForceDeleteAfter:     duration(r.ForceDeleteAfter),
+	}
+	q := quota.Config{Default: quota.Limits{
+		ConcurrentSessions: int(ptr.Deref(cfg.Quota.ConcurrentSessions, 0)),
+		LiveSessions:       int(ptr.Deref(cfg.Quota.LiveSessions, 0)),
+	}}
+	for _, p := range cfg.Quota.Projects {
+		if q.Projects == nil {
+			q.Projects = map[string]quota.Limits{}
+		}
+		// Zero: the default's (quota.Config.For).
+		q.Projects[p.Namespace] = quota.Limits{
+			ConcurrentSessions: int(ptr.Deref(p.ConcurrentSessions, 0)),
+			LiveSessions:       int(ptr.Deref(p.LiveSessions, 0)),
+		}
+	}
+	return Options{Runner: runner, Sessions: sessions, Quota: q, TaskSessionWait: duration(cfg.Tasks.SessionWait)}, nil
+}
+
+func parseCIDRs(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		p, err := rpc.ParseCIDR(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func duration(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.Duration
 }
 
 // CacheOptions limit the manager's cache to the pods and secrets it manages,

@@ -18,8 +18,6 @@ package controllers
 
 import (
 	"encoding/json"
-	"flag"
-	"io"
 	"net/netip"
 	"testing"
 	"time"
@@ -29,48 +27,63 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
-// The Helm chart and config/ configure runner pods through these flags;
-// test/chart renders them and parses them with AddFlags.
-func TestOptionsFlags(t *testing.T) {
-	opts := DefaultOptions()
-	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-	opts.AddFlags(fs)
-	err := fs.Parse([]string{
-		"--runner-image=registry.test/runner:v2",
-		"--runner-image-pull-policy=Always",
-		"--runner-command=/usr/bin/tini, --,/runner",
-		"--runner-args=--log-format=text",
-		"--runner-cpu-request=500m",
-		"--runner-memory-request=1Gi",
-		"--runner-cpu-limit=3",
-		"--runner-memory-limit=3Gi",
-		"--runner-shm-size=512Mi",
-		"--runner-tmp-size=4Gi",
-		"--runner-run-as-user=1001",
-		"--runner-termination-grace-period=20",
-		"--runner-node-selector=pool=browsers,kubernetes.io/arch=amd64",
-		`--runner-tolerations=[{"key":"pool","operator":"Exists","effect":"NoSchedule"},{"key":"d","operator":"Equal","value":"c","effect":"NoExecute","tolerationSeconds":300}]`,
-		"--runner-runtime-class=gvisor",
-		"--runner-model-base-url=openai=http://vllm.models:8000/v1",
-		"--runner-model-base-url=anthropic=https://gateway.example/anthropic",
-		"--runner-allowed-executable=/opt/chrome/chrome",
-		"--runner-allowed-executable=/usr/bin/chromium",
-		"--runner-egress-allow-cidr=10.20.0.0/16",
-		"--runner-egress-allow-cidr=fd00:1::7",
-		"--runner-egress-cluster-cidr=34.118.0.0/16",
-		"--session-default-timeout=15m",
-		"--session-max-timeout=2h",
-		"--session-ttl-after-ended=10m",
-		"--session-secret-wait=20s",
-		"--session-startup-timeout=3m",
-		"--runner-force-delete-after=5m",
-		"--task-session-wait=45s",
-	})
+// The Helm chart and config/ configure runner pods through the manager's
+// Configuration file; NewOptions turns it into these options.
+func TestNewOptions(t *testing.T) {
+	cfg, err := configv1alpha1.Decode([]byte(`
+apiVersion: config.browserfleet.io/v1alpha1
+kind: Configuration
+runner:
+  image: registry.test/runner:v2
+  imagePullPolicy: Always
+  command: [/usr/bin/tini, --, /runner]
+  args: [--log-format=text]
+  resources:
+    requests: {cpu: 500m, memory: 1Gi}
+    limits: {cpu: 3, memory: 3Gi}
+  shmSize: 512Mi
+  tmpSize: 4Gi
+  runAsUser: 1001
+  terminationGracePeriodSeconds: 20
+  forceDeleteAfter: 5m
+  nodeSelector: {pool: browsers, kubernetes.io/arch: amd64}
+  tolerations:
+    - {key: pool, operator: Exists, effect: NoSchedule}
+    - {key: d, operator: Equal, value: c, effect: NoExecute, tolerationSeconds: 300}
+  runtimeClassName: gvisor
+  modelBaseURLs:
+    openai: http://vllm.models:8000/v1
+    anthropic: https://gateway.example/anthropic
+  allowedExecutables: [/opt/chrome/chrome, /usr/bin/chromium]
+  egress:
+    allowCIDRs: [10.20.0.0/16, "fd00:1::7"]
+    clusterCIDRs: [34.118.0.0/16]
+sessions:
+  defaultTimeout: 15m
+  maxTimeout: 2h
+  ttlAfterEnded: 10m
+  secretWait: 20s
+  startupTimeout: 3m
+quota:
+  concurrentSessions: 3
+  liveSessions: 5
+  projects:
+    - {namespace: team-a, concurrentSessions: 20, liveSessions: 100}
+    - {namespace: team-b, liveSessions: 7}
+tasks:
+  sessionWait: 45s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := NewOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +114,10 @@ func TestOptionsFlags(t *testing.T) {
 	}
 	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 20 * time.Second, StartupTimeout: 3 * time.Minute, ForceDeleteAfter: 5 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
+	want.Quota = quota.Config{Default: quota.Limits{ConcurrentSessions: 3, LiveSessions: 5}, Projects: map[string]quota.Limits{
+		"team-a": {ConcurrentSessions: 20, LiveSessions: 100},
+		"team-b": {LiveSessions: 7},
+	}}
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 	prefixes := cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
 	if diff := cmp.Diff(want, opts, quantities, prefixes); diff != "" {
@@ -132,32 +149,45 @@ func TestOptionsFlags(t *testing.T) {
 	}
 }
 
-func TestOptionsFlagsRefuse(t *testing.T) {
-	for _, arg := range []string{
-		"--runner-image-pull-policy=Sometimes",
-		"--runner-cpu-request=two",
-		"--runner-shm-size=lots",
-		"--runner-node-selector=pool",
-		"--runner-tolerations=pool:NoSchedule",
-		"--session-max-timeout=1d",
-		"--runner-model-base-url=http://vllm:8000/v1",
-		"--runner-allowed-executable=chrome",
-		"--runner-allowed-executable=/opt/chrome/../bin/sh",
-		"--runner-model-base-url=mistral=http://m:8000",
-		"--runner-model-base-url=openai=vllm:8000",
-		"--runner-egress-allow-cidr=10.1.2.3/8",
-		"--runner-egress-allow-cidr=vllm.models",
-		"--runner-egress-cluster-cidr=::ffff:10.0.0.0/104",
-	} {
-		t.Run(arg, func(t *testing.T) {
-			opts := DefaultOptions()
-			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			opts.AddFlags(fs)
-			if err := fs.Parse([]string{arg}); err == nil {
-				t.Errorf("%s was accepted", arg)
-			}
-		})
+// The options own their maps and lists: changing them changes no
+// Configuration, nor the next options made from it.
+func TestNewOptionsCopies(t *testing.T) {
+	cfg := configv1alpha1.Default()
+	cfg.Runner.NodeSelector = map[string]string{"pool": "browsers"}
+	opts, err := NewOptions(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Runner.NodeSelector["pool"] = "other"
+	opts.Runner.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("9")
+	if cfg.Runner.NodeSelector["pool"] != "browsers" || cfg.Runner.Resources.Requests.Cpu().String() != configv1alpha1.DefaultRunnerCPURequest {
+		t.Errorf("the options share the configuration's maps: %v %v", cfg.Runner.NodeSelector, cfg.Runner.Resources.Requests)
+	}
+}
+
+// The defaults are the Configuration's (api/config/v1alpha1), the one
+// place they are written.
+func TestDefaultOptions(t *testing.T) {
+	want := Options{
+		Runner: RunnerConfig{
+			Image:           "ghcr.io/browserfleet/runner:v0.1.0",
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("2Gi")},
+			},
+			ShmSize:                       resource.MustParse("1Gi"),
+			TmpSize:                       resource.MustParse("2Gi"),
+			RunAsUser:                     65532,
+			TerminationGracePeriodSeconds: 15,
+		},
+		Sessions:        SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute, ForceDeleteAfter: 2 * time.Minute},
+		Quota:           quota.DefaultConfig(),
+		TaskSessionWait: 30 * time.Second,
+	}
+	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
+	if diff := cmp.Diff(want, DefaultOptions(), quantities); diff != "" {
+		t.Errorf("default options (-want +got):\n%s", diff)
 	}
 }
 
@@ -168,8 +198,8 @@ func TestDefaultOptionsPlaceNothing(t *testing.T) {
 	if r.NodeSelector != nil || r.Tolerations != nil || r.RuntimeClassName != "" {
 		t.Errorf("default placement %v %v %q", r.NodeSelector, r.Tolerations, r.RuntimeClassName)
 	}
-	// Two option sets do not share their resource lists: the quantity flags
-	// write into them.
+	// Two option sets do not share their resource lists: callers write
+	// into them.
 	a, b := DefaultOptions(), DefaultOptions()
 	a.Runner.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("9")
 	if q := b.Runner.Resources.Requests[corev1.ResourceCPU]; q.Cmp(resource.MustParse("250m")) != 0 {

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
 
@@ -49,10 +50,10 @@ type Config struct {
 	Projects map[string]Limits
 }
 
-// Defaults of the flags and of the chart.
+// Defaults of the API's flags, the manager's Configuration and the chart.
 const (
-	DefaultConcurrentSessions = 10
-	DefaultLiveSessions       = 50
+	DefaultConcurrentSessions = configv1alpha1.DefaultConcurrentSessions
+	DefaultLiveSessions       = configv1alpha1.DefaultLiveSessions
 )
 
 // DefaultConfig is the configuration the flags default to.
@@ -60,8 +61,9 @@ func DefaultConfig() Config {
 	return Config{Default: Limits{ConcurrentSessions: DefaultConcurrentSessions, LiveSessions: DefaultLiveSessions}}
 }
 
-// AddFlags binds the configuration to command-line flags; the API and the
-// manager take the same ones, and the chart passes both the same values.
+// AddFlags binds the configuration to the API's command-line flags; the
+// manager reads the same limits from its Configuration file (quota), and
+// the chart gives both the same values.
 func (c *Config) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Default.ConcurrentSessions, "quota-concurrent-sessions", c.Default.ConcurrentSessions,
 		"sessions of one project that may have a browser at once; beyond it the API answers 429 QUOTA_EXCEEDED and other sessions wait")

@@ -99,7 +99,7 @@ type Options struct {
 	PublicURL string
 	// AllowedExecutables are the browser binaries a start's
 	// launchOptions.executablePath may name: the manager's
-	// --runner-allowed-executable list. Empty: none (start answers 400).
+	// runner.allowedExecutables. Empty: none (start answers 400).
 	AllowedExecutables []string
 	// Projects are the namespaces that are projects: a key counts only in
 	// one of them. Empty: every namespace (the API then needs cluster-wide

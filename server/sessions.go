@@ -233,7 +233,7 @@ func (s *server) roomFor(w http.ResponseWriter, r *http.Request, project apikey.
 // owner, in one create each, so that every fault converges: a Secret never
 // exists without its owner (the garbage collector takes it with obj), and
 // an obj whose Secrets never come waits for them a bounded time and fails
-// without a pod (the manager's --session-secret-wait). On a failure it
+// without a pod (the manager's sessions.secretWait). On a failure it
 // deletes obj, by name even when its create seemed to fail: a create that
 // timed out may have succeeded, and the name is this request's own.
 func (s *server) createWithSecrets(ctx context.Context, obj client.Object, kind string, secrets ...*corev1.Secret) error {

@@ -177,7 +177,7 @@ const (
 	AgentTaskReasonSessionEnded = "SessionEnded"
 	// AgentTaskReasonSecretNotAllowed: the task references a Secret that
 	// does not exist or has not opted in to it (LabelSessionSecret). The
-	// task waits for it the manager's --session-secret-wait (Pending), then
+	// task waits for it the manager's sessions.secretWait (Pending), then
 	// fails.
 	AgentTaskReasonSecretNotAllowed = "SecretNotAllowed"
 	// AgentTaskReasonAgentUnavailable: this release cannot run agents.

@@ -135,7 +135,7 @@ type LaunchOptions struct {
 
 	// executablePath is the browser binary inside the runner image. Only
 	// the paths the operator lists (the manager's
-	// --runner-allowed-executable) are accepted; a session naming another
+	// runner.allowedExecutables) are accepted; a session naming another
 	// fails.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
@@ -583,7 +583,7 @@ const (
 	// pod disappeared without the session being ended.
 	BrowserSessionConditionFailed = "Failed"
 	// BrowserSessionConditionQuotaExceeded is True while the session waits
-	// for its project's quota (the manager's --quota-* flags) to let it
+	// for its project's quota (the manager's quota) to let it
 	// have a browser, and when the quota made it fail; False once it was
 	// let through after waiting. Absent when it never had to wait.
 	BrowserSessionConditionQuotaExceeded = "QuotaExceeded"

@@ -15,12 +15,15 @@ limitations under the License.
 */
 
 // Command manager runs the browserfleet controllers: BrowserSessions become
-// runner pods, AgentTasks are settled against their sessions. Its wiring is
-// in cmd/manager/app, which the local dev stack runs too.
+// runner pods, AgentTasks are settled against their sessions. Flags set the
+// process's basics; the Configuration file of --config (api/config/v1alpha1,
+// docs/configuration.md) sets the rest. Its wiring is in cmd/manager/app,
+// which the local dev stack runs too.
 package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +37,13 @@ func main() {
 	opts.AddFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
+	flag.Usage = usage
 	flag.Parse()
+	// A bad file stops the manager before it touches the cluster.
+	if err := opts.LoadConfig(); err != nil {
+		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		os.Exit(1)
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
@@ -43,10 +52,19 @@ func main() {
 	if err != nil {
 		fatal(err, "setting up manager")
 	}
-	log.Info("starting manager", "runnerImage", opts.Controllers.Runner.Image)
+	log.Info("starting manager", "config", opts.ConfigFile, "runnerImage", opts.Controllers.Runner.Image)
 	if err := mgr.Start(ctx); err != nil {
 		fatal(err, "running manager")
 	}
+}
+
+// usage points whoever passes a --runner-*, --session-* or --quota-* flag
+// of earlier versions to the file that took their place.
+func usage() {
+	out := flag.CommandLine.Output()
+	fmt.Fprintf(out, "Usage of %s:\n", os.Args[0])
+	flag.PrintDefaults()
+	fmt.Fprintln(out, "\nRunner pods, session lifetimes, quotas and tasks are configured in the file of --config (docs/configuration.md), not by flags.")
 }
 
 func fatal(err error, msg string) {

@@ -30,10 +30,11 @@ import (
 	"strings"
 	"syscall"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/browserfleet/browserfleet/controllers"
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/internal/devstack"
 )
 
@@ -46,20 +47,21 @@ func run() int {
 	flag.StringVar(&opts.Dir, "dir", envOr("DEV_DIR", devstack.DefaultDir), "state directory: etcd data, keys, logs (env DEV_DIR)")
 	flag.StringVar(&opts.APIAddress, "api-address", envOr("DEV_API_ADDRESS", devstack.DefaultAPIAddress), "address the /v1 API listens on (env DEV_API_ADDRESS)")
 	flag.StringVar(&opts.RunnerBinary, "runner", "", "runner binary (default: bin/runner of the repository)")
-	// The manager's own flag parses the endpoints, so that they are checked
-	// as in a cluster.
-	runner := controllers.DefaultRunnerConfig()
-	runnerFlags := flag.NewFlagSet("runner", flag.ContinueOnError)
-	runner.AddFlags(runnerFlags)
+	// The endpoints are checked as the manager checks its Configuration's
+	// runner.modelBaseURLs.
+	modelBaseURLs := map[string]string{}
 	modelBaseURL := func(v string) error {
 		for _, one := range strings.Split(v, ",") {
-			if one = strings.TrimSpace(one); one != "" {
-				if err := runnerFlags.Set("runner-model-base-url", one); err != nil {
-					return err
-				}
+			if one = strings.TrimSpace(one); one == "" {
+				continue
 			}
+			provider, endpoint, ok := strings.Cut(one, "=")
+			if !ok || provider == "" {
+				return fmt.Errorf("want provider=URL, not %q", one)
+			}
+			modelBaseURLs[provider] = endpoint
 		}
-		return nil
+		return configv1alpha1.ValidateModelBaseURLs(modelBaseURLs, field.NewPath("model-base-url")).ToAggregate()
 	}
 	flag.Func("model-base-url", "provider=URL: the endpoint runners use for that provider when a session names none, e.g. openai=http://127.0.0.1:11434/v1 for Ollama; repeatable (env DEV_MODEL_BASE_URL, comma-separated)", modelBaseURL)
 	if v := os.Getenv("DEV_MODEL_BASE_URL"); v != "" {
@@ -71,7 +73,9 @@ func run() int {
 	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
 	flag.Parse()
 
-	opts.ModelBaseURLs = runner.ModelBaseURLs
+	if len(modelBaseURLs) > 0 {
+		opts.ModelBaseURLs = modelBaseURLs
+	}
 	log := newLogger(os.Stderr, *verbosity)
 	opts.Logger = log
 	// controller-runtime and client-go log through globals too.

@@ -115,16 +115,16 @@ type Options struct {
 	// LogOutput, when set, gets the runners' and the control plane's
 	// output as well as their files in Dir.
 	LogOutput io.Writer
-	// ModelBaseURLs are the manager's --runner-model-base-url settings:
+	// ModelBaseURLs are the manager's runner.modelBaseURLs:
 	// by provider, the endpoint runners use when a session's model names
 	// none (a local Ollama or vLLM, or a scripted model server in tests).
 	ModelBaseURLs map[string]string
-	// EgressAllowCIDRs are the manager's --runner-egress-allow-cidr
+	// EgressAllowCIDRs are the manager's runner.egress.allowCIDRs
 	// settings: the non-public ranges runners may connect to. Default
 	// LoopbackEgress, as make dev; a suite that proves the egress gate
 	// allows less.
 	EgressAllowCIDRs []netip.Prefix
-	// SessionSecretWait is the manager's --session-secret-wait. Default
+	// SessionSecretWait is the manager's sessions.secretWait. Default
 	// the manager's.
 	SessionSecretWait time.Duration
 	// Quota is the API's and the manager's per-project session quota.

@@ -25,7 +25,7 @@ import (
 // FlagAllowedExecutable is the runner's flag, repeatable, that allows a
 // browser binary for a session's launchOptions.executablePath, besides its
 // own --chromium. The manager passes one for each path the operator allows
-// (its --runner-allowed-executable); the API refuses other paths with the
+// (its runner.allowedExecutables); the API refuses other paths with the
 // same list (its --allowed-executable).
 const FlagAllowedExecutable = "allowed-executable"
 

@@ -101,7 +101,7 @@ type StartOptions struct {
 	// AllowedExecutables are the browser binaries a session's
 	// launchOptions.executablePath may name (the API's
 	// --allowed-executable, the same list as the manager's
-	// --runner-allowed-executable). Empty: none.
+	// runner.allowedExecutables). Empty: none.
 	AllowedExecutables []string
 }
 

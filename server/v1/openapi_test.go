@@ -26,8 +26,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
+
+	"github.com/browserfleet/browserfleet/engine/llm/provider"
 )
 
 // parsedDocument is the embedded document as plain JSON values.
@@ -537,5 +540,23 @@ func TestValidatorResponses(t *testing.T) {
 				t.Errorf("ValidateResponse = %v, want ok %v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// The document's providers are the engine's (engine/llm/provider).
+func TestOpenAPIProvidersAreTheEngines(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := doc.Components.Schemas["ModelProvider"].Enum
+	if diff := cmp.Diff(provider.Names, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("ModelProvider enum (-engine +document):\n%s", diff)
 	}
 }

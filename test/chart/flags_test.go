@@ -48,6 +48,7 @@ import (
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
@@ -77,22 +78,31 @@ func parseFlags(name string, add func(*flag.FlagSet), args []string) error {
 	return nil
 }
 
-// managerOptions renders the chart and parses the manager's args with
-// cmd/manager's flags.
+// managerOptions renders the chart and reads the manager's options as
+// cmd/manager does (managerOptionsOf).
 func managerOptions(vals map[string]any) managerapp.Options {
 	GinkgoHelper()
 	r, err := Render("bf", "bf-system", vals)
 	Expect(err).NotTo(HaveOccurred())
-	args, err := ContainerArgs(Find(r.Objects, "Deployment", "bf-browserfleet-manager"), "manager")
-	Expect(err).NotTo(HaveOccurred())
-	return managerOptionsFromArgs(args)
+	return managerOptionsOf(r.Objects, "bf-browserfleet-manager")
 }
 
-// managerOptionsFromArgs parses args with cmd/manager's flags.
-func managerOptionsFromArgs(args []string) managerapp.Options {
+// managerOptionsOf reads the options of the manager Deployment of objs as
+// cmd/manager does: its args with cmd/manager's flags, then the
+// Configuration file they name, taken from the ConfigMap mounted there,
+// with the manager's own loader.
+func managerOptionsOf(objs []*unstructured.Unstructured, deployment string) managerapp.Options {
 	GinkgoHelper()
+	deploy := Find(objs, "Deployment", deployment)
+	args, err := ContainerArgs(deploy, "manager")
+	Expect(err).NotTo(HaveOccurred())
 	opts := managerapp.DefaultOptions()
 	Expect(parseFlags("manager", opts.AddFlags, args)).To(Succeed())
+	Expect(opts.ConfigFile).NotTo(BeEmpty(), "the manager gets no --config")
+	content := mountedConfigMapFile(objs, deploy, "manager", opts.ConfigFile)
+	opts.ConfigFile = filepath.Join(GinkgoT().TempDir(), "config.yaml")
+	Expect(os.WriteFile(opts.ConfigFile, []byte(content), 0o600)).To(Succeed())
+	Expect(opts.LoadConfig()).To(Succeed())
 	return opts
 }
 
@@ -118,7 +128,7 @@ func runnerValuesOptions() controllers.Options {
 	want.Runner.Command = []string{"/usr/bin/tini", "--", "/usr/local/bin/runner"}
 	want.Runner.Args = []string{"--log-format=text", "--crash-exit-delay=5s"}
 	want.Runner.Resources = corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")},
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3"), corev1.ResourceMemory: resource.MustParse("3Gi")},
 	}
 	want.Runner.ShmSize = resource.MustParse("512Mi")
@@ -137,10 +147,14 @@ func runnerValuesOptions() controllers.Options {
 	want.Runner.EgressClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16"), netip.MustParsePrefix("2600:1900:4000::/44")}
 	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 45 * time.Second, StartupTimeout: 7 * time.Minute, ForceDeleteAfter: 90 * time.Second}
 	want.TaskSessionWait = 45 * time.Second
+	want.Quota = quota.Config{Default: quota.Limits{ConcurrentSessions: 3, LiveSessions: 5}, Projects: map[string]quota.Limits{
+		"team-a": {ConcurrentSessions: 20, LiveSessions: 100},
+		"team-b": {LiveSessions: 7},
+	}}
 	return want
 }
 
-var _ = Describe("the manager's flags", func() {
+var _ = Describe("the manager's flags and Configuration", func() {
 	It("default to the controllers' own defaults", func() {
 		opts := managerOptions(nil)
 		Expect(cmp.Diff(controllers.DefaultOptions(), opts.Controllers, quantities)).To(BeEmpty(), "the chart's runner and session defaults differ from the manager's (-manager +chart)")
@@ -154,7 +168,39 @@ var _ = Describe("the manager's flags", func() {
 		vals, err := ValuesFile("values-runner.yaml")
 		Expect(err).NotTo(HaveOccurred())
 		opts := managerOptions(vals)
-		Expect(cmp.Diff(runnerValuesOptions(), opts.Controllers, quantities)).To(BeEmpty(), "(-values +flags)")
+		Expect(cmp.Diff(runnerValuesOptions(), opts.Controllers, quantities)).To(BeEmpty(), "(-values +configuration)")
+	})
+
+	It("give the API the manager's quota", func() {
+		vals, err := ValuesFile("values-runner.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		api, _ := apiOptions(vals)
+		Expect(cmp.Diff(managerOptions(vals).Controllers.Quota, api.Quota)).To(BeEmpty(), "(-manager +api)")
+	})
+
+	It("roll the manager when the Configuration changes, and only then", func() {
+		checksum := func(vals map[string]any) string {
+			GinkgoHelper()
+			r, err := Render("bf", "bf-system", vals)
+			Expect(err).NotTo(HaveOccurred())
+			d := toTyped[appsv1.Deployment](Find(r.Objects, "Deployment", "bf-browserfleet-manager"))
+			Expect(d.Spec.Template.Annotations).To(HaveKey("checksum/config"))
+			return d.Spec.Template.Annotations["checksum/config"]
+		}
+		defaults := checksum(nil)
+		Expect(checksum(nil)).To(Equal(defaults))
+		Expect(checksum(map[string]any{"manager": map[string]any{"logLevel": "debug", "podAnnotations": map[string]any{"example.com/team": "browsers"}}})).To(Equal(defaults))
+		Expect(checksum(map[string]any{"runner": map[string]any{"image": map[string]any{"tag": "v0.2.0"}}})).NotTo(Equal(defaults))
+		Expect(checksum(map[string]any{"sessions": map[string]any{"maxTimeout": "2h"}})).NotTo(Equal(defaults))
+		Expect(checksum(map[string]any{"projects": map[string]any{"quota": map[string]any{"liveSessions": 60}}})).NotTo(Equal(defaults))
+
+		vals, err := ValuesFile("values-all.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		r, err := Render("bf", "bf-system", vals)
+		Expect(err).NotTo(HaveOccurred())
+		d := toTyped[appsv1.Deployment](Find(r.Objects, "Deployment", "bf-browserfleet-manager"))
+		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("example.com/team", "browsers"))
+		Expect(d.Spec.Template.Annotations).To(HaveKey("checksum/config"))
 	})
 
 	It("turn leader election and metrics off when the values do", func() {
@@ -320,6 +366,43 @@ func mountedFile(deploy *unstructured.Unstructured, container, path string) stri
 				}
 			}
 			return v.Secret.SecretName + "/" + rel
+		}
+	}
+	Fail(fmt.Sprintf("no volume mounted at %s in %s", path, container))
+	return ""
+}
+
+// mountedConfigMapFile returns the content of the file the container sees
+// at path, which a ConfigMap of objs must hold.
+func mountedConfigMapFile(objs []*unstructured.Unstructured, deploy *unstructured.Unstructured, container, path string) string {
+	GinkgoHelper()
+	d := toTyped[appsv1.Deployment](deploy)
+	volumes := map[string]corev1.Volume{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != container {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			rel, err := filepath.Rel(m.MountPath, path)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			v := volumes[m.Name]
+			Expect(v.ConfigMap).NotTo(BeNil(), "volume %s is no ConfigMap", m.Name)
+			key := rel
+			for _, item := range v.ConfigMap.Items {
+				if item.Path == rel {
+					key = item.Key
+				}
+			}
+			cm := Find(objs, "ConfigMap", v.ConfigMap.Name)
+			Expect(cm).NotTo(BeNil(), "no ConfigMap %s", v.ConfigMap.Name)
+			data := toTyped[corev1.ConfigMap](cm).Data
+			Expect(data).To(HaveKey(key), "ConfigMap %s", v.ConfigMap.Name)
+			return data[key]
 		}
 	}
 	Fail(fmt.Sprintf("no volume mounted at %s in %s", path, container))

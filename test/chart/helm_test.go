@@ -17,7 +17,8 @@ limitations under the License.
 // Package chart_test tests what ships: the Helm chart (charts/browserfleet), the
 // kustomize configuration (config/) and the Dockerfile. Rendered objects are
 // applied with server-side dry run to a real kube-apiserver (envtest), flags
-// the chart renders are parsed with the binaries' own flag sets, and the
+// the chart renders are parsed with the binaries' own flag sets, the
+// manager's Configuration file is loaded with the manager's loader, and the
 // keys it generates are checked with the code that reads them.
 package chart_test
 

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
@@ -32,6 +33,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
@@ -72,6 +74,7 @@ var _ = Describe("kustomize", func() {
 			"Deployment":               2,
 			"Service":                  3,
 			"PodDisruptionBudget":      2,
+			"ConfigMap":                1,
 		}), "%v", Kinds(objs))
 		for _, o := range objs {
 			namespaced, err := k8sClient.IsObjectNamespaced(o)
@@ -116,10 +119,10 @@ var _ = Describe("kustomize", func() {
 	// browserfleet-system with default values, minus what needs templating
 	// (generated Secrets) and plus the Namespace and CRDs.
 	It("matches the chart", func() {
-		objs := kustomize("default")
+		objs := withoutConfigHash(kustomize("default"))
 		r, err := Render("browserfleet", "browserfleet-system", nil)
 		Expect(err).NotTo(HaveOccurred())
-		chart := r.Objects
+		chart := withoutConfigChecksum(r.Objects)
 
 		shared := func(objs []*unstructured.Unstructured) []string {
 			var out []string
@@ -156,6 +159,13 @@ var _ = Describe("kustomize", func() {
 				Expect(k.Subjects).To(ConsistOf(h.Subjects), what)
 			case "ServiceAccount":
 				Expect(toTyped[corev1.ServiceAccount](o).AutomountServiceAccountToken).To(Equal(toTyped[corev1.ServiceAccount](c).AutomountServiceAccountToken), what)
+			case "ConfigMap":
+				// The same Configuration, however written.
+				k, err := configv1alpha1.Decode([]byte(toTyped[corev1.ConfigMap](o).Data["config.yaml"]))
+				Expect(err).NotTo(HaveOccurred(), what)
+				h, err := configv1alpha1.Decode([]byte(toTyped[corev1.ConfigMap](c).Data["config.yaml"]))
+				Expect(err).NotTo(HaveOccurred(), what)
+				Expect(cmp.Diff(h, k, quantities)).To(BeEmpty(), "%s (-chart +kustomize)", what)
 			}
 		}
 
@@ -166,10 +176,56 @@ var _ = Describe("kustomize", func() {
 	})
 
 	It("runs the manager with the controllers' defaults", func() {
-		args, err := ContainerArgs(Find(kustomize("manager"), "Deployment", "browserfleet-manager"), "manager")
-		Expect(err).NotTo(HaveOccurred())
-		opts := managerOptionsFromArgs(args)
+		opts := managerOptionsOf(kustomize("manager"), "browserfleet-manager")
 		Expect(cmp.Diff(controllers.DefaultOptions(), opts.Controllers, quantities)).To(BeEmpty())
 		Expect(opts.LeaderElection).To(BeTrue())
 	})
 })
+
+// generatedConfig is the name of the ConfigMap config/manager generates,
+// before kustomize appends the hash of its content.
+const generatedConfig = "browserfleet-manager-config"
+
+// withoutConfigHash names the manager's generated ConfigMap as the chart
+// does, without its hash, in the ConfigMap and in the volumes that mount it.
+func withoutConfigHash(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	GinkgoHelper()
+	hashed := regexp.MustCompile("^" + generatedConfig + "-[a-z0-9]{10}$")
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ConfigMap":
+			if hashed.MatchString(o.GetName()) {
+				o.SetName(generatedConfig)
+			}
+		case "Deployment":
+			volumes, _, err := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+			Expect(err).NotTo(HaveOccurred())
+			for _, v := range volumes {
+				cm, _, _ := unstructured.NestedMap(v.(map[string]any), "configMap")
+				if name, _ := cm["name"].(string); hashed.MatchString(name) {
+					Expect(unstructured.SetNestedField(v.(map[string]any), generatedConfig, "configMap", "name")).To(Succeed())
+				}
+			}
+			Expect(unstructured.SetNestedSlice(o.Object, volumes, "spec", "template", "spec", "volumes")).To(Succeed())
+		}
+	}
+	return objs
+}
+
+// withoutConfigChecksum drops the chart's checksum/config annotation, the
+// chart's way to do what the hash in the name does for kustomize.
+func withoutConfigChecksum(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		annotations, _, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "annotations")
+		delete(annotations, "checksum/config")
+		if len(annotations) == 0 {
+			unstructured.RemoveNestedField(o.Object, "spec", "template", "metadata", "annotations")
+		} else {
+			Expect(unstructured.SetNestedStringMap(o.Object, annotations, "spec", "template", "metadata", "annotations")).To(Succeed())
+		}
+	}
+	return objs
+}

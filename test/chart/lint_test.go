@@ -64,7 +64,7 @@ var _ = Describe("values.schema.json", func() {
 	want := map[string]string{
 		"unknown-key.yaml":                      "'runnr' not allowed",
 		"bad-quantity.yaml":                     "/runner/resources/requests/cpu",
-		"unwired-resource.yaml":                 "'ephemeral-storage' not allowed",
+		"resource-name.yaml":                    "invalid propertyName 'ephemeral storage'",
 		"timeout-without-unit.yaml":             "/sessions/maxTimeout",
 		"replicas-without-leader-election.yaml": "/manager/replicas",
 		"pull-policy.yaml":                      "/runner/image/pullPolicy",
@@ -74,7 +74,6 @@ var _ = Describe("values.schema.json", func() {
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
 		"cidr-without-prefix.yaml":              "/runner/egress/clusterCIDRs/0",
-		"comma-in-arg.yaml":                     "/runner/args/0",
 		"root-runner.yaml":                      "/runner/runAsUser",
 		"metrics-port-clash.yaml":               "/metrics/port",
 		"toleration-operator.yaml":              "/runner/tolerations/0/operator",

@@ -50,6 +50,7 @@ var _ = Describe("the rendered chart", func() {
 			"PodDisruptionBudget": 2,
 			"NetworkPolicy":       1,
 			"Secret":              3, // cdpUrl signing key, bootstrap key hash and value
+			"ConfigMap":           1, // the manager's Configuration
 		}), "%v", Kinds(r.Objects))
 		dryRunApply(ctx, r.Objects)
 	})
@@ -76,6 +77,7 @@ var _ = Describe("the rendered chart", func() {
 			"Secret":              2, // no signing key: an existing Secret is named
 			"Ingress":             1,
 			"ServiceMonitor":      1,
+			"ConfigMap":           1,
 		}), "%v", Kinds(r.Objects))
 		Expect(Find(r.Objects, "Secret", "bf-apikey-bf-browserfleet-bootstrap").GetNamespace()).To(Equal(projectA))
 		for _, o := range r.Objects {
@@ -101,6 +103,7 @@ var _ = Describe("the rendered chart", func() {
 			"Deployment":         2,
 			"Service":            1,
 			"Secret":             1, // the signing key
+			"ConfigMap":          1,
 		}), "%v", Kinds(r.Objects))
 		dryRunApply(ctx, r.Objects)
 	})

@@ -19,7 +19,7 @@ limitations under the License.
 // /v1 API, and a runner process with Debian's Chromium for each session),
 // reached over HTTP with curl and the README's own commands, and with the
 // control plane's kubectl. Model calls go to the scripted model server
-// (engine/llm/llmtest) through the manager's --runner-model-base-url.
+// (engine/llm/llmtest) through the manager's runner.modelBaseURLs.
 package e2e_test
 
 import (

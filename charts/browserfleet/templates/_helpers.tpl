@@ -104,7 +104,7 @@ runner NetworkPolicy.
 {{- toJson (uniq $list) }}
 {{- end }}
 
-{{/* The quota flags, the same for the API and the manager. */}}
+{{/* The API's quota flags: the manager's Configuration has the same limits. */}}
 {{- define "browserfleet.quotaArgs" -}}
 {{- $q := .Values.projects.quota }}
 - {{ printf "--quota-concurrent-sessions=%d" (int64 $q.concurrentSessions) | quote }}
@@ -115,6 +115,52 @@ runner NetworkPolicy.
 {{- with $o.liveSessions }}{{ $parts = append $parts (printf "liveSessions:%d" (int64 .)) }}{{ end }}
 - {{ printf "--project-quota=%s=%s" $ns (join "," $parts) | quote }}
 {{- end }}
+{{- end }}
+
+{{/*
+The manager's Configuration file (api/config/v1alpha1, docs/configuration.md),
+made from the runner, sessions, projects.quota and manager.taskSessionWait
+values. The manager validates it again when it starts.
+*/}}
+{{- define "browserfleet.managerConfig" -}}
+{{- $r := .Values.runner }}
+{{- $runner := dict "image" (include "browserfleet.image" (dict "root" . "image" $r.image)) "imagePullPolicy" $r.image.pullPolicy }}
+{{- with $r.command }}{{ $_ := set $runner "command" . }}{{ end }}
+{{- with $r.args }}{{ $_ := set $runner "args" . }}{{ end }}
+{{- $_ := set $runner "resources" $r.resources }}
+{{- $_ := set $runner "shmSize" $r.shmSize }}
+{{- $_ := set $runner "tmpSize" $r.tmpSize }}
+{{- $_ := set $runner "runAsUser" (int64 $r.runAsUser) }}
+{{- $_ := set $runner "terminationGracePeriodSeconds" (int64 $r.terminationGracePeriodSeconds) }}
+{{- $_ := set $runner "forceDeleteAfter" $r.forceDeleteAfter }}
+{{- with $r.nodeSelector }}{{ $_ := set $runner "nodeSelector" . }}{{ end }}
+{{- with $r.tolerations }}{{ $_ := set $runner "tolerations" . }}{{ end }}
+{{- with $r.runtimeClassName }}{{ $_ := set $runner "runtimeClassName" . }}{{ end }}
+{{- with $r.modelBaseURLs }}{{ $_ := set $runner "modelBaseURLs" . }}{{ end }}
+{{- with $r.allowedExecutables }}{{ $_ := set $runner "allowedExecutables" . }}{{ end }}
+{{- $egress := dict }}
+{{- with $r.egress.allowCIDRs }}{{ $_ := set $egress "allowCIDRs" . }}{{ end }}
+{{- with $r.egress.clusterCIDRs }}{{ $_ := set $egress "clusterCIDRs" . }}{{ end }}
+{{- with $egress }}{{ $_ := set $runner "egress" . }}{{ end }}
+{{- $q := .Values.projects.quota }}
+{{- $quota := dict "concurrentSessions" (int64 $q.concurrentSessions) "liveSessions" (int64 $q.liveSessions) }}
+{{- $projects := list }}
+{{- range $ns, $o := $q.overrides }}
+{{- $p := dict "namespace" $ns }}
+{{- with $o.concurrentSessions }}{{ $_ := set $p "concurrentSessions" (int64 .) }}{{ end }}
+{{- with $o.liveSessions }}{{ $_ := set $p "liveSessions" (int64 .) }}{{ end }}
+{{- $projects = append $projects $p }}
+{{- end }}
+{{- with $projects }}{{ $_ := set $quota "projects" . }}{{ end }}
+{{- $s := .Values.sessions }}
+{{- $sessions := dict "defaultTimeout" $s.defaultTimeout "maxTimeout" $s.maxTimeout "ttlAfterEnded" $s.ttlAfterEnded "startupTimeout" $s.startupTimeout "secretWait" $s.secretWait }}
+{{- $tasks := dict "sessionWait" .Values.manager.taskSessionWait }}
+{{- toYaml (dict "apiVersion" "config.browserfleet.io/v1alpha1" "kind" "Configuration" "runner" $runner "sessions" $sessions "quota" $quota "tasks" $tasks) | trim }}
+{{- end }}
+
+{{/* Where the manager reads its Configuration file. */}}
+{{- define "browserfleet.managerConfigDir" -}}
+/etc/browserfleet/manager
 {{- end }}
 
 {{/*

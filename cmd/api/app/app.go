@@ -77,12 +77,12 @@ type Options struct {
 	PublicURL string
 	// AllowedExecutables are the browser binaries a session's
 	// launchOptions.executablePath may name; the manager's
-	// --runner-allowed-executable list.
+	// runner.allowedExecutables.
 	AllowedExecutables []string
 	// ProjectNamespaces are the namespaces that are projects; empty: every
 	// namespace.
 	ProjectNamespaces []string
-	// Quota bounds each project's sessions: the manager's --quota-* flags.
+	// Quota bounds each project's sessions: the manager's quota.
 	Quota quota.Config
 
 	// Listener, when set, is served instead of listening on ListenAddress:
@@ -129,7 +129,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		o.ProjectNamespaces = append(o.ProjectNamespaces, v)
 		return nil
 	})
-	fs.Func("allowed-executable", "absolute path of a browser binary a session's launchOptions.executablePath may name (the manager's --runner-allowed-executable list); repeatable; none by default, so start refuses every executablePath", func(v string) error {
+	fs.Func("allowed-executable", "absolute path of a browser binary a session's launchOptions.executablePath may name (the manager's runner.allowedExecutables); repeatable; none by default, so start refuses every executablePath", func(v string) error {
 		if err := rpc.CheckAllowedExecutable(v); err != nil {
 			return err
 		}

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
 )
@@ -42,8 +43,12 @@ import (
 const LeaderElectionID = "browserfleet-manager.browserfleet.io"
 
 // Options configure the manager. AddFlags binds the first group to
-// cmd/manager's flags; the rest are for processes that embed the manager.
+// cmd/manager's flags, and LoadConfig reads the Configuration file into
+// Controllers; the rest are for processes that embed the manager.
 type Options struct {
+	// ConfigFile is the path of the manager's Configuration file
+	// (config.browserfleet.io/v1alpha1); empty: the defaults.
+	ConfigFile string
 	// MetricsAddress is the metrics endpoint's address; "0" disables it.
 	MetricsAddress string
 	// MetricsSecure serves metrics over HTTPS to callers the cluster
@@ -56,7 +61,8 @@ type Options struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the lease; empty: the pod's.
 	LeaderElectionNamespace string
-	// Controllers configure the reconcilers.
+	// Controllers configure the reconcilers: cmd/manager's from
+	// ConfigFile, an embedding process's as it likes.
 	Controllers controllers.Options
 
 	// Logger is the manager's logger; default ctrl.Log.
@@ -67,7 +73,8 @@ type Options struct {
 	SkipNameValidation bool
 }
 
-// DefaultOptions are the defaults of cmd/manager's flags.
+// DefaultOptions are the defaults of cmd/manager's flags and of its
+// Configuration file.
 func DefaultOptions() Options {
 	return Options{
 		MetricsAddress: ":8080",
@@ -76,14 +83,33 @@ func DefaultOptions() Options {
 	}
 }
 
-// AddFlags binds the options to cmd/manager's flags.
+// AddFlags binds the options to cmd/manager's flags: the process's
+// basics and the path of the Configuration file, which says the rest.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ConfigFile, "config", o.ConfigFile, "path of the manager's Configuration file (config.browserfleet.io/v1alpha1, docs/configuration.md); none: the defaults")
 	fs.StringVar(&o.MetricsAddress, "metrics-bind-address", o.MetricsAddress, "address of the metrics endpoint; 0 disables it")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "serve metrics over HTTPS, to callers the cluster authorizes")
 	fs.StringVar(&o.ProbeAddress, "health-probe-bind-address", o.ProbeAddress, "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", o.LeaderElection, "elect a leader, so that only one replica reconciles at a time")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "namespace of the leader election lease (default: the pod's)")
-	o.Controllers.AddFlags(fs)
+}
+
+// LoadConfig reads ConfigFile, when set, into Controllers. A file that does
+// not decode or validate is an error naming the file and the field.
+func (o *Options) LoadConfig() error {
+	if o.ConfigFile == "" {
+		return nil
+	}
+	cfg, err := configv1alpha1.Load(o.ConfigFile)
+	if err != nil {
+		return err
+	}
+	opts, err := controllers.NewOptions(cfg)
+	if err != nil {
+		return fmt.Errorf("configuration %s: %w", o.ConfigFile, err)
+	}
+	o.Controllers = opts
+	return nil
 }
 
 // Scheme knows the built-in kinds and browserfleet's.

@@ -38,11 +38,11 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
-	"github.com/browserfleet/browserfleet/runner/replay"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	. "github.com/browserfleet/browserfleet/internal/testing/matchers"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
+	"github.com/browserfleet/browserfleet/runner/replay"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // session returns a function that reads the session, for Eventually.

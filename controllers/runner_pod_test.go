@@ -27,8 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 func TestSessionPhase(t *testing.T) {

@@ -29,9 +29,9 @@ import (
 
 	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // The Helm chart and config/ configure runner pods through the manager's

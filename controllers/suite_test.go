@@ -32,8 +32,8 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/controllers"
-	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/quota"
 )
 
 // The manager's session settings in these specs.

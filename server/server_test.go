@@ -41,10 +41,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
-	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 const startBody = `{"modelName": "openai/gpt-4.1-mini"}`

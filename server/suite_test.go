@@ -37,11 +37,11 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
-	"github.com/browserfleet/browserfleet/internal/testing/apitest"
-	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // shortStartTimeout is the start timeout of the second server, which no

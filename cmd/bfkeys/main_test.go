@@ -34,8 +34,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/server/apikey"
 )
 
 var (

@@ -60,8 +60,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/internal/localkubelet"
+	"github.com/browserfleet/browserfleet/quota"
 )
 
 // Defaults of Options.

@@ -43,9 +43,9 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
-	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/internal/devstack"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
+	"github.com/browserfleet/browserfleet/server/apikey"
 )
 
 // runnerBin is the runner the suite builds, as `make build` would.

@@ -44,8 +44,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	"github.com/browserfleet/browserfleet/internal/localkubelet"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 // The fake container's image, and the in-container path of its binary that

@@ -34,12 +34,12 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 // externalChromium starts a Chromium that is not the runner's, as a user's

@@ -27,10 +27,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/internal/testing/procs"
 )
 
 func TestBrowserCrash(t *testing.T) {

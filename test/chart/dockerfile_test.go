@@ -30,8 +30,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/runner/config"
 )
 
 // dockerfile is the little of a Dockerfile these tests read: its global

@@ -48,11 +48,11 @@ import (
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/controllers"
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
-	"github.com/browserfleet/browserfleet/internal/testing/framework"
-	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
 // quantities compares resource quantities by value (2 equals 2000m), and

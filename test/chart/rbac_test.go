@@ -33,8 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // permissions flattens RBAC rules into "group/resource verb" (and

@@ -36,9 +36,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
-	"github.com/browserfleet/browserfleet/internal/testing/framework"
 )
 
 var (

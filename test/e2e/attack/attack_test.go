@@ -38,9 +38,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
+	"github.com/browserfleet/browserfleet/server/apikey"
 )
 
 // The request: a renderer command prefix that runs a shell.

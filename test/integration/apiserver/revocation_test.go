@@ -28,8 +28,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/server/apikey"
 )
 
 var _ = Describe("revoking an API key", func() {

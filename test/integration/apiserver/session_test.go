@@ -37,8 +37,8 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
-	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // actAnswer is a model's answer to act: use this element this way.

@@ -19,7 +19,6 @@ package main_test
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,12 +59,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "building bfkeys")
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 
-	// The kubeconfig of the envtest user the framework's kubectl runs as,
-	// self-contained (--raw keeps the credentials, --minify only them).
-	out, stderr, err := fw.Kubectl("config", "view", "--raw", "--minify", "--flatten")
-	Expect(err).NotTo(HaveOccurred(), stderr)
-	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-	Expect(os.WriteFile(kubeconfig, []byte(out), 0o600)).To(Succeed())
+	kubeconfig, err = fw.AdminKubeconfig()
+	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {

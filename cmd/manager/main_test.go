@@ -55,10 +55,8 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "building the manager")
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 
-	out, stderr, err := fw.Kubectl("config", "view", "--raw", "--minify", "--flatten")
-	Expect(err).NotTo(HaveOccurred(), stderr)
-	kubeconfig = filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-	Expect(os.WriteFile(kubeconfig, []byte(out), 0o600)).To(Succeed())
+	kubeconfig, err = fw.AdminKubeconfig()
+	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {

@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -210,10 +209,8 @@ var _ = Describe("API keys", func() {
 
 	It("authenticates a key made with the kubectl steps of docs/api-keys.md", func() {
 		// The doc's commands, with kubectl the framework's as an admin.
-		kubeconfig, stderr, err := fw.Kubectl("config", "view", "--raw", "--minify", "--flatten")
-		Expect(err).NotTo(HaveOccurred(), stderr)
-		path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(path, []byte(kubeconfig), 0o600)).To(Succeed())
+		path, err := fw.AdminKubeconfig()
+		Expect(err).NotTo(HaveOccurred())
 		script := `set -euo pipefail
 ID=$(openssl rand -hex 8)
 KEY="bfk_$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"

@@ -120,30 +120,41 @@ func (f *Framework) Start() *rest.Config {
 	return cfg
 }
 
+// AdminKubeconfig returns the path of a self-contained kubeconfig of a
+// cluster admin, the one Kubectl uses, for a binary or a script a suite runs.
+func (f *Framework) AdminKubeconfig() (string, error) {
+	if f.kubeconfig != "" {
+		return f.kubeconfig, nil
+	}
+	user, err := f.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding kubectl user: %w", err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "browserfleet-kubectl-")
+	if err != nil {
+		return "", fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	f.kubeconfig = path
+	return path, nil
+}
+
 // Kubectl runs the control plane's kubectl (the one `make envtest` built) as
 // a cluster admin and returns what it printed.
 func (f *Framework) Kubectl(args ...string) (stdout, stderr string, err error) {
-	if f.kubeconfig == "" {
-		user, err := f.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
-		if err != nil {
-			return "", "", fmt.Errorf("adding kubectl user: %w", err)
-		}
-		data, err := user.KubeConfig()
-		if err != nil {
-			return "", "", fmt.Errorf("writing kubeconfig: %w", err)
-		}
-		dir, err := os.MkdirTemp("", "browserfleet-kubectl-")
-		if err != nil {
-			return "", "", fmt.Errorf("writing kubeconfig: %w", err)
-		}
-		path := filepath.Join(dir, "kubeconfig")
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			return "", "", fmt.Errorf("writing kubeconfig: %w", err)
-		}
-		f.kubeconfig = path
+	kubeconfig, err := f.AdminKubeconfig()
+	if err != nil {
+		return "", "", err
 	}
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(filepath.Join(AssetsDir(), "kubectl"), append([]string{"--kubeconfig", f.kubeconfig}, args...)...)
+	cmd := exec.Command(filepath.Join(AssetsDir(), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err

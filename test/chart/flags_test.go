@@ -340,9 +340,9 @@ var _ = Describe("the API's flags", func() {
 	})
 })
 
-// mountedFile says which Secret and key the container sees at path, as
-// "secret/key".
-func mountedFile(deploy *unstructured.Unstructured, container, path string) string {
+// volumeAt returns the volume the container mounts at path, and path's
+// name inside it.
+func volumeAt(deploy *unstructured.Unstructured, container, path string) (corev1.Volume, string) {
 	GinkgoHelper()
 	d := toTyped[appsv1.Deployment](deploy)
 	volumes := map[string]corev1.Volume{}
@@ -358,55 +358,44 @@ func mountedFile(deploy *unstructured.Unstructured, container, path string) stri
 			if err != nil || strings.HasPrefix(rel, "..") {
 				continue
 			}
-			v := volumes[m.Name]
-			Expect(v.Secret).NotTo(BeNil(), "volume %s is no Secret", m.Name)
-			for _, item := range v.Secret.Items {
-				if item.Path == rel {
-					return v.Secret.SecretName + "/" + item.Key
-				}
-			}
-			return v.Secret.SecretName + "/" + rel
+			return volumes[m.Name], rel
 		}
 	}
 	Fail(fmt.Sprintf("no volume mounted at %s in %s", path, container))
-	return ""
+	return corev1.Volume{}, ""
+}
+
+// mountedFile says which Secret and key the container sees at path, as
+// "secret/key".
+func mountedFile(deploy *unstructured.Unstructured, container, path string) string {
+	GinkgoHelper()
+	v, rel := volumeAt(deploy, container, path)
+	Expect(v.Secret).NotTo(BeNil(), "volume %s is no Secret", v.Name)
+	for _, item := range v.Secret.Items {
+		if item.Path == rel {
+			return v.Secret.SecretName + "/" + item.Key
+		}
+	}
+	return v.Secret.SecretName + "/" + rel
 }
 
 // mountedConfigMapFile returns the content of the file the container sees
 // at path, which a ConfigMap of objs must hold.
 func mountedConfigMapFile(objs []*unstructured.Unstructured, deploy *unstructured.Unstructured, container, path string) string {
 	GinkgoHelper()
-	d := toTyped[appsv1.Deployment](deploy)
-	volumes := map[string]corev1.Volume{}
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		volumes[v.Name] = v
-	}
-	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, m := range c.VolumeMounts {
-			rel, err := filepath.Rel(m.MountPath, path)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				continue
-			}
-			v := volumes[m.Name]
-			Expect(v.ConfigMap).NotTo(BeNil(), "volume %s is no ConfigMap", m.Name)
-			key := rel
-			for _, item := range v.ConfigMap.Items {
-				if item.Path == rel {
-					key = item.Key
-				}
-			}
-			cm := Find(objs, "ConfigMap", v.ConfigMap.Name)
-			Expect(cm).NotTo(BeNil(), "no ConfigMap %s", v.ConfigMap.Name)
-			data := toTyped[corev1.ConfigMap](cm).Data
-			Expect(data).To(HaveKey(key), "ConfigMap %s", v.ConfigMap.Name)
-			return data[key]
+	v, rel := volumeAt(deploy, container, path)
+	Expect(v.ConfigMap).NotTo(BeNil(), "volume %s is no ConfigMap", v.Name)
+	key := rel
+	for _, item := range v.ConfigMap.Items {
+		if item.Path == rel {
+			key = item.Key
 		}
 	}
-	Fail(fmt.Sprintf("no volume mounted at %s in %s", path, container))
-	return ""
+	cm := Find(objs, "ConfigMap", v.ConfigMap.Name)
+	Expect(cm).NotTo(BeNil(), "no ConfigMap %s", v.ConfigMap.Name)
+	data := toTyped[corev1.ConfigMap](cm).Data
+	Expect(data).To(HaveKey(key), "ConfigMap %s", v.ConfigMap.Name)
+	return data[key]
 }
 
 // toTyped converts a rendered object into its Go type.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -181,10 +182,10 @@ func agentUsageOf(u *v1alpha1.Usage) agentUsage {
 func agentResultOf(t *v1alpha1.AgentTask) agentResult {
 	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
 	if res := t.Status.Result; res != nil {
-		out.Success, out.Message, out.Completed = res.Success, res.Message, res.Completed
+		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
 		for _, a := range res.Actions {
 			out.Actions = append(out.Actions, agentAction{
-				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: a.TaskCompleted, Action: a.Action,
+				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
 				TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
 			})
 		}

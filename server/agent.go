@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -154,7 +155,7 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 			// The caller went away or the server is stopping: the task
 			// has no one to answer to.
 			s.cleanup(task)
-			if context.Cause(ctx) == errShuttingDown {
+			if errors.Is(context.Cause(ctx), errShuttingDown) {
 				resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
 			}
 			return

@@ -333,7 +333,7 @@ func TestOpenAPIBoundsMatchCRD(t *testing.T) {
 		if i := strings.LastIndex(path, "."); i >= 0 {
 			parent, name = path[:i], path[i+1:]
 		}
-		var m any = spec
+		m := spec
 		if parent != "" {
 			m = crdAt(parent)
 		}
@@ -391,8 +391,8 @@ func TestOpenAPIBoundsMatchCRD(t *testing.T) {
 		if enum, ok := o["enum"].([]any); ok {
 			// An enum is as strict as its values.
 			for _, e := range enum {
-				if max, ok := c["maxLength"]; ok && len(e.(string)) > int(num(max)) {
-					t.Errorf("%s: enum value %q is longer than %s's maxLength %v", p.ours, e, p.crd, max)
+				if maxLen, ok := c["maxLength"]; ok && len(e.(string)) > int(num(maxLen)) {
+					t.Errorf("%s: enum value %q is longer than %s's maxLength %v", p.ours, e, p.crd, maxLen)
 				}
 			}
 			continue

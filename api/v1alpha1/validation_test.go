@@ -369,6 +369,19 @@ var _ = Describe("kubectl", func() {
 		Expect(out).To(ContainSubstring("example-minimal"))
 	})
 
+	It("applies the README's session manifest", func() {
+		raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		_, rest, ok := strings.Cut(string(raw), "\n```yaml\n")
+		Expect(ok).To(BeTrue(), "the README has no yaml block")
+		manifest, _, _ := strings.Cut(rest, "\n```")
+		Expect(manifest).To(ContainSubstring("kind: BrowserSession"))
+		path := filepath.Join(GinkgoT().TempDir(), "readme.yaml")
+		Expect(os.WriteFile(path, []byte(manifest), 0o600)).To(Succeed())
+		_, errOut, err := fw.Kubectl("apply", "--dry-run=server", "-n", ns, "-f", path)
+		Expect(err).NotTo(HaveOccurred(), errOut)
+	})
+
 	It("refuses a bad manifest with the field named", func() {
 		path := filepath.Join(GinkgoT().TempDir(), "bad.yaml")
 		Expect(os.WriteFile(path, []byte(session+`  model: {name: openai/gpt-4o}

@@ -153,9 +153,9 @@ type LaunchOptions struct {
 	// path, which the runner keeps under its data directory
 	// (`<data-dir>/profiles/<name>`).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
-	// +kubebuilder:validation:MinLength=1
 	UserDataDir string `json:"userDataDir,omitempty"`
 
 	// preserveUserDataDir keeps userDataDir when the browser closes.
@@ -192,9 +192,9 @@ type LaunchOptions struct {
 
 	// locale is the browser's locale, for example `en-US`.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=35
 	// +kubebuilder:validation:Pattern=`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`
-	// +kubebuilder:validation:MinLength=1
 	Locale string `json:"locale,omitempty"`
 
 	// viewport is the page's size in CSS pixels.
@@ -233,9 +233,9 @@ type LaunchOptions struct {
 	// directory name, never a path, which the runner keeps under its data
 	// directory (`<data-dir>/downloads/<name>`).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
-	// +kubebuilder:validation:MinLength=1
 	DownloadsPath string `json:"downloadsPath,omitempty"`
 
 	// acceptDownloads lets pages download files.
@@ -316,9 +316,9 @@ type CloudSessionCreateParams struct {
 	// +optional
 	Region Region `json:"region,omitempty"`
 
-	// timeoutSeconds is the session's lifetime in seconds, counted from its creation;
-	// the session ends when it runs out. Omitted, the manager's default
-	// applies; it is capped at the manager's maximum.
+	// timeoutSeconds is the session's lifetime in seconds, counted from its
+	// creation; the session ends when it runs out. Omitted, the manager's
+	// default applies; it is capped at the manager's maximum.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=604800
@@ -729,12 +729,13 @@ type BrowserSessionStatus struct {
 	History *BrowserSessionHistory `json:"history,omitempty"`
 }
 
-// BrowserSessionHistory summarizes the calls a session's runner served.
+// BrowserSessionHistory summarizes the calls a session's runner served. A
+// count of zero is left out.
 type BrowserSessionHistory struct {
 	// calls is how many operations (act, observe, extract, navigate) the
 	// runner served, failures included.
-	// +kubebuilder:validation:Minimum=1
 	// +optional
+	// +kubebuilder:validation:Minimum=1
 	Calls int64 `json:"calls,omitempty"`
 
 	// failed is how many of them failed.
@@ -771,8 +772,8 @@ type MethodCalls struct {
 	Method string `json:"method,omitempty"`
 
 	// calls is how many calls of the method the runner served.
-	// +kubebuilder:validation:Minimum=1
 	// +required
+	// +kubebuilder:validation:Minimum=1
 	Calls int64 `json:"calls,omitempty"`
 }
 

@@ -90,9 +90,9 @@ type ModelSpec struct {
 	// baseURL overrides the provider's endpoint, for example an
 	// OpenAI-compatible server such as vLLM, Ollama or LiteLLM.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
-	// +kubebuilder:validation:MinLength=1
 	BaseURL string `json:"baseURL,omitempty"`
 
 	// headers are extra HTTP headers sent to the model provider. They are not
@@ -172,9 +172,9 @@ type ProviderOptions struct {
 
 	// baseURL overrides the variant's endpoint.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
-	// +kubebuilder:validation:MinLength=1
 	BaseURL string `json:"baseURL,omitempty"`
 
 	// headers are extra HTTP headers for the variant. They are not secret.
@@ -183,7 +183,8 @@ type ProviderOptions struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// Usage counts the model tokens and inference time spent.
+// Usage counts the model tokens and inference time spent. A count of zero
+// is left out.
 type Usage struct {
 	// inputTokens is the number of prompt tokens.
 	// +optional

@@ -134,8 +134,8 @@ func (r *BrowserSessionReconciler) setExpiry(s *v1alpha1.BrowserSession) []strin
 		return nil
 	}
 	timeout := r.Sessions.DefaultTimeout
-	if c := s.Spec.CloudSessionCreateParams; c != nil && c.Timeout != nil {
-		timeout = time.Duration(*c.Timeout) * time.Second
+	if c := s.Spec.CloudSessionCreateParams; c != nil && c.TimeoutSeconds > 0 {
+		timeout = time.Duration(c.TimeoutSeconds) * time.Second
 	}
 	var warnings []string
 	if r.Sessions.MaxTimeout > 0 && timeout > r.Sessions.MaxTimeout {

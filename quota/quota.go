@@ -149,11 +149,11 @@ func (c Config) Validate() error {
 type Verdict int
 
 const (
-	// Admit: it may have its browser now.
+	// Admit means it may have its browser now.
 	Admit Verdict = iota
-	// Wait: the project's browsers are all taken; it waits its turn.
+	// Wait means the project's browsers are all taken; it waits its turn.
 	Wait
-	// Refuse: the project has too many live sessions; it fails.
+	// Refuse means the project has too many live sessions; it fails.
 	Refuse
 )
 

@@ -18,11 +18,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -153,7 +155,7 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 			// The caller went away or the server is stopping: the task
 			// has no one to answer to.
 			s.cleanup(task)
-			if context.Cause(ctx) == errShuttingDown {
+			if errors.Is(context.Cause(ctx), errShuttingDown) {
 				resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
 			}
 			return
@@ -181,10 +183,10 @@ func agentUsageOf(u *v1alpha1.Usage) agentUsage {
 func agentResultOf(t *v1alpha1.AgentTask) agentResult {
 	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
 	if res := t.Status.Result; res != nil {
-		out.Success, out.Message, out.Completed = res.Success, res.Message, res.Completed
+		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
 		for _, a := range res.Actions {
 			out.Actions = append(out.Actions, agentAction{
-				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: a.TaskCompleted, Action: a.Action,
+				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
 				TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
 			})
 		}

@@ -407,7 +407,7 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 			return
 		case <-ctx.Done():
 			s.abandon(key, created)
-			if context.Cause(ctx) == errShuttingDown {
+			if errors.Is(context.Cause(ctx), errShuttingDown) {
 				resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
 			}
 			return

@@ -184,7 +184,7 @@ func callRaw(srv *httptest.Server, method, path, key, body string, headers map[s
 // callFull makes one request and returns the reply's status, bytes and
 // headers.
 func callFull(srv *httptest.Server, method, path, key, body string, headers map[string]string) (int, []byte, http.Header) {
-	req, err := http.NewRequest(method, srv.URL+path, bytes.NewBufferString(body))
+	req, err := http.NewRequestWithContext(context.Background(), method, srv.URL+path, bytes.NewBufferString(body))
 	ExpectWithOffset(2, err).NotTo(HaveOccurred())
 	if key != "" {
 		req.Header.Set("x-svc-api-key", key)

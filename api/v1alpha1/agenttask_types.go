@@ -28,18 +28,19 @@ type AgentTaskSpec struct {
 	// sessionRef names the BrowserSession, in the same namespace, that the
 	// agent drives.
 	// +required
-	SessionRef SessionReference `json:"sessionRef"`
+	SessionRef SessionReference `json:"sessionRef,omitzero"`
 
 	// agentConfig selects the agent's models, prompt and mode.
 	// +optional
-	AgentConfig AgentConfig `json:"agentConfig,omitempty"`
+	AgentConfig AgentConfig `json:"agentConfig,omitempty"` //nolint:kubeapilinter // a value, not a pointer: Go callers set its fields in place; empty means the defaults
 
 	// executeOptions say what the agent is to do and within which bounds.
 	// +required
-	ExecuteOptions ExecuteOptions `json:"executeOptions"`
+	ExecuteOptions ExecuteOptions `json:"executeOptions,omitzero"`
 
 	// frameId is the frame the agent works in; the main frame when omitted.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	FrameID string `json:"frameId,omitempty"`
 
@@ -54,7 +55,7 @@ type SessionReference struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // AgentMode is how the agent perceives and acts on the page.
@@ -74,6 +75,7 @@ const (
 type AgentConfig struct {
 	// provider overrides the provider taken from the model's name.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Provider string `json:"provider,omitempty"`
 
@@ -88,6 +90,7 @@ type AgentConfig struct {
 
 	// systemPrompt is extra system instructions for the agent.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32768
 	SystemPrompt string `json:"systemPrompt,omitempty"`
 
@@ -104,13 +107,13 @@ type ExecuteOptions struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=65536
-	Instruction string `json:"instruction"`
+	Instruction string `json:"instruction,omitempty"`
 
 	// maxSteps bounds the number of agent steps.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
-	MaxSteps *int32 `json:"maxSteps,omitempty"`
+	MaxSteps int32 `json:"maxSteps,omitempty"`
 
 	// highlightCursor shows the agent's cursor on the page.
 	// +optional
@@ -120,11 +123,11 @@ type ExecuteOptions struct {
 	// +optional
 	UseSearch *bool `json:"useSearch,omitempty"`
 
-	// toolTimeout bounds each tool call, in milliseconds.
+	// toolTimeoutMs bounds each tool call, in milliseconds.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600000
-	ToolTimeout *int32 `json:"toolTimeout,omitempty"`
+	ToolTimeoutMs *int32 `json:"toolTimeoutMs,omitempty"`
 
 	// variables are values the agent may type by name without seeing them.
 	// They are not secret; put secret values in variablesSecretRef.
@@ -143,15 +146,15 @@ type ExecuteOptions struct {
 type AgentTaskPhase string
 
 const (
-	// AgentTaskPending: the task waits for its session to be ready.
+	// AgentTaskPending means the task waits for its session to be ready.
 	AgentTaskPending AgentTaskPhase = "Pending"
-	// AgentTaskRunning: the agent is running.
+	// AgentTaskRunning means the agent is running.
 	AgentTaskRunning AgentTaskPhase = "Running"
-	// AgentTaskSucceeded: the agent finished its task.
+	// AgentTaskSucceeded means the agent finished its task.
 	AgentTaskSucceeded AgentTaskPhase = "Succeeded"
-	// AgentTaskFailed: the agent or its session failed.
+	// AgentTaskFailed means the agent or its session failed.
 	AgentTaskFailed AgentTaskPhase = "Failed"
-	// AgentTaskCancelled: the task was cancelled before it finished.
+	// AgentTaskCancelled means the task was cancelled before it finished.
 	AgentTaskCancelled AgentTaskPhase = "Cancelled"
 )
 
@@ -188,13 +191,13 @@ const (
 type AgentTaskStatus struct {
 	// observedGeneration is the spec generation this status describes.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// phase is a one-word summary of the conditions: Pending, Running,
 	// Succeeded, Failed or Cancelled.
 	// +optional
-	Phase AgentTaskPhase `json:"phase,omitempty"`
+	Phase AgentTaskPhase `json:"phase,omitempty"` //nolint:kubeapilinter // a summary of the conditions for kubectl get, which remain the source of truth
 
 	// conditions are the source of truth of the task's state: Running,
 	// Succeeded, Failed and Cancelled.
@@ -208,7 +211,7 @@ type AgentTaskStatus struct {
 
 	// steps is the number of agent steps taken so far.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	Steps int32 `json:"steps,omitempty"`
 
 	// result is the agent's result once it finished.
@@ -229,6 +232,7 @@ type AgentTaskStatus struct {
 
 	// message says, for people, why the task is in its phase.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
 }
@@ -237,14 +241,15 @@ type AgentTaskStatus struct {
 type AgentResult struct {
 	// success is whether the agent reached its goal.
 	// +required
-	Success bool `json:"success"`
+	Success *bool `json:"success,omitempty"`
 
 	// completed is whether the agent considers the task complete.
 	// +optional
-	Completed bool `json:"completed,omitempty"`
+	Completed *bool `json:"completed,omitempty"`
 
 	// message is the agent's final message.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
@@ -259,41 +264,47 @@ type AgentResult struct {
 type AgentAction struct {
 	// type is the kind of step, for example `act` or `goto`.
 	// +required
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	Type string `json:"type"`
+	Type string `json:"type,omitempty"`
 
 	// reasoning is the model's reason for the step.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	Reasoning string `json:"reasoning,omitempty"`
 
 	// taskCompleted is whether the agent considered the task complete after
 	// this step.
 	// +optional
-	TaskCompleted bool `json:"taskCompleted,omitempty"`
+	TaskCompleted *bool `json:"taskCompleted,omitempty"`
 
 	// action describes the step.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	Action string `json:"action,omitempty"`
 
 	// timeMs is how long the step took, in milliseconds.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	TimeMs int64 `json:"timeMs,omitempty"`
 
 	// pageText is text of the page the step read, truncated.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	PageText string `json:"pageText,omitempty"`
 
 	// pageUrl is the page's URL after the step.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	PageURL string `json:"pageUrl,omitempty"`
 
 	// instruction is the step's instruction.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8192
 	Instruction string `json:"instruction,omitempty"`
 }
@@ -317,11 +328,11 @@ type AgentTask struct {
 
 	// spec is the task.
 	// +required
-	Spec AgentTaskSpec `json:"spec"`
+	Spec AgentTaskSpec `json:"spec,omitzero"`
 
 	// status is the observed state of the task.
 	// +optional
-	Status AgentTaskStatus `json:"status,omitempty"`
+	Status AgentTaskStatus `json:"status,omitempty"` //nolint:kubeapilinter // a value, as in every kubebuilder API; the apiserver starts it empty
 }
 
 // AgentTaskList is a list of AgentTasks.
@@ -330,8 +341,4 @@ type AgentTaskList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []AgentTask `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&AgentTask{}, &AgentTaskList{})
 }

@@ -32,7 +32,7 @@ type BrowserSessionSpec struct {
 	// model is the default model for act, observe and extract in this session.
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="model is immutable"
-	Model ModelSpec `json:"model"`
+	Model ModelSpec `json:"model,omitzero"`
 
 	// domSettleTimeoutMs is how long, in milliseconds, an operation waits for
 	// the DOM to settle before it runs.
@@ -48,6 +48,7 @@ type BrowserSessionSpec struct {
 
 	// systemPrompt is extra system instructions included in model calls.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32768
 	SystemPrompt string `json:"systemPrompt,omitempty"`
 
@@ -75,7 +76,7 @@ type BrowserSessionSpec struct {
 	// ended ends the session: the browser is stopped and the runner pod
 	// deleted. The API's end sets it; once set it cannot be unset.
 	// +optional
-	Ended bool `json:"ended,omitempty"`
+	Ended bool `json:"ended,omitempty"` //nolint:kubeapilinter // a one-way switch: absent and false both mean not ended
 
 	// ttlSecondsAfterEnded is how long an Ended or Failed session is kept
 	// before it is deleted. Omitted, the manager's default applies; 0 deletes
@@ -138,6 +139,7 @@ type LaunchOptions struct {
 	// runner.allowedExecutables) are accepted; a session naming another
 	// fails.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	ExecutablePath string `json:"executablePath,omitempty"`
 
@@ -145,12 +147,13 @@ type LaunchOptions struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
-	Port *int32 `json:"port,omitempty"`
+	Port *int32 `json:"port,omitempty"` //nolint:kubeapilinter // 0 is refused, so no pointer is needed; kept one for the runner, which reads it
 
 	// userDataDir names the browser profile: a directory name, never a
 	// path, which the runner keeps under its data directory
 	// (`<data-dir>/profiles/<name>`).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 	UserDataDir string `json:"userDataDir,omitempty"`
@@ -189,6 +192,7 @@ type LaunchOptions struct {
 
 	// locale is the browser's locale, for example `en-US`.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=35
 	// +kubebuilder:validation:Pattern=`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`
 	Locale string `json:"locale,omitempty"`
@@ -201,7 +205,7 @@ type LaunchOptions struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0.1
 	// +kubebuilder:validation:Maximum=10
-	DeviceScaleFactor *float64 `json:"deviceScaleFactor,omitempty"`
+	DeviceScaleFactor *float64 `json:"deviceScaleFactor,omitempty"` //nolint:kubeapilinter // a ratio such as 1.5 or 2.625, as in the /v1 API; see docs/sessions.md
 
 	// hasTouch emulates a touch screen.
 	// +optional
@@ -229,6 +233,7 @@ type LaunchOptions struct {
 	// directory name, never a path, which the runner keeps under its data
 	// directory (`<data-dir>/downloads/<name>`).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 	DownloadsPath string `json:"downloadsPath,omitempty"`
@@ -245,15 +250,17 @@ type LaunchProxy struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	Server string `json:"server"`
+	Server string `json:"server,omitempty"`
 
 	// bypass is a comma-separated list of hosts that skip the proxy.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Bypass string `json:"bypass,omitempty"`
 
 	// username authenticates to the proxy.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Username string `json:"username,omitempty"`
 
@@ -268,13 +275,13 @@ type Viewport struct {
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16384
-	Width int32 `json:"width"`
+	Width int32 `json:"width,omitempty"`
 
 	// height in CSS pixels.
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16384
-	Height int32 `json:"height"`
+	Height int32 `json:"height,omitempty"`
 }
 
 // Region is where a cloud browser runs.
@@ -289,6 +296,7 @@ type CloudSessionCreateParams struct {
 
 	// extensionId is a browser extension to load.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	ExtensionID string `json:"extensionId,omitempty"`
 
@@ -308,18 +316,18 @@ type CloudSessionCreateParams struct {
 	// +optional
 	Region Region `json:"region,omitempty"`
 
-	// timeout is the session's lifetime in seconds, counted from its creation;
-	// the session ends when it runs out. Omitted, the manager's default
-	// applies; it is capped at the manager's maximum.
+	// timeoutSeconds is the session's lifetime in seconds, counted from its
+	// creation; the session ends when it runs out. Omitted, the manager's
+	// default applies; it is capped at the manager's maximum.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=604800
-	Timeout *int32 `json:"timeout,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 
 	// userMetadata is free-form metadata: string keys, any JSON values.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
-	UserMetadata map[string]apiextensionsv1.JSON `json:"userMetadata,omitempty"`
+	UserMetadata map[string]apiextensionsv1.JSON `json:"userMetadata,omitempty"` //nolint:kubeapilinter // free-form metadata of the /v1 API, keyed by the user
 }
 
 // OS is the operating system a cloud browser presents.
@@ -338,11 +346,13 @@ type BrowserSettings struct {
 
 	// captchaImageSelector locates a captcha image.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	CaptchaImageSelector string `json:"captchaImageSelector,omitempty"`
 
 	// captchaInputSelector locates a captcha's answer field.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	CaptchaInputSelector string `json:"captchaInputSelector,omitempty"`
 
@@ -352,6 +362,7 @@ type BrowserSettings struct {
 
 	// extensionId is a browser extension to load.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	ExtensionID string `json:"extensionId,omitempty"`
 
@@ -390,7 +401,7 @@ type BrowserContext struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
-	ID string `json:"id"`
+	ID string `json:"id,omitempty"`
 
 	// persist saves the context's changes when the session ends.
 	// +optional
@@ -501,10 +512,11 @@ type Proxy struct {
 	// type is `cloud` or `external`.
 	// +required
 	// +unionDiscriminator
-	Type ProxyType `json:"type"`
+	Type ProxyType `json:"type,omitempty"`
 
 	// domainPattern limits the proxy to hosts that match this pattern.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	DomainPattern string `json:"domainPattern,omitempty"`
 
@@ -520,6 +532,7 @@ type Proxy struct {
 
 	// username authenticates to an external proxy.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Username string `json:"username,omitempty"`
 
@@ -536,15 +549,17 @@ type ProxyGeolocation struct {
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=2
 	// +kubebuilder:validation:Pattern=`^[A-Za-z]{2}$`
-	Country string `json:"country"`
+	Country string `json:"country,omitempty"`
 
 	// city is a city within the country.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	City string `json:"city,omitempty"`
 
 	// state is a state or region within the country.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	State string `json:"state,omitempty"`
 }
@@ -555,17 +570,17 @@ type ProxyGeolocation struct {
 type BrowserSessionPhase string
 
 const (
-	// BrowserSessionPending: no runner pod exists yet.
+	// BrowserSessionPending means no runner pod exists yet.
 	BrowserSessionPending BrowserSessionPhase = "Pending"
-	// BrowserSessionStarting: the runner pod exists but is not ready.
+	// BrowserSessionStarting means the runner pod exists but is not ready.
 	BrowserSessionStarting BrowserSessionPhase = "Starting"
-	// BrowserSessionReady: the runner is ready to serve calls.
+	// BrowserSessionReady means the runner is ready to serve calls.
 	BrowserSessionReady BrowserSessionPhase = "Ready"
-	// BrowserSessionEnding: the session was ended and its browser is stopping.
+	// BrowserSessionEnding means the session was ended and its browser is stopping.
 	BrowserSessionEnding BrowserSessionPhase = "Ending"
-	// BrowserSessionEnded: the browser is stopped and its pod is gone.
+	// BrowserSessionEnded means the browser is stopped and its pod is gone.
 	BrowserSessionEnded BrowserSessionPhase = "Ended"
-	// BrowserSessionFailed: the runner failed or disappeared.
+	// BrowserSessionFailed means the runner failed or disappeared.
 	BrowserSessionFailed BrowserSessionPhase = "Failed"
 )
 
@@ -648,13 +663,13 @@ const (
 type BrowserSessionStatus struct {
 	// observedGeneration is the spec generation this status describes.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// phase is a one-word summary of the conditions: Pending, Starting,
 	// Ready, Ending, Ended or Failed.
 	// +optional
-	Phase BrowserSessionPhase `json:"phase,omitempty"`
+	Phase BrowserSessionPhase `json:"phase,omitempty"` //nolint:kubeapilinter // a summary of the conditions for kubectl get, which remain the source of truth
 
 	// conditions are the source of truth of the session's state: Ready,
 	// Ending, Ended and Failed.
@@ -668,18 +683,21 @@ type BrowserSessionStatus struct {
 
 	// podName is the name of the session's runner pod.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
 	// endpoint is the runner's in-cluster RPC address, `http://<podIP>:<port>`.
 	// Calls to it need the session's runner token.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Endpoint string `json:"endpoint,omitempty"`
 
 	// cdpUrl is the runner's in-cluster DevTools WebSocket proxy. Connecting
 	// needs the session's runner token.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	CDPURL string `json:"cdpUrl,omitempty"`
 
@@ -697,6 +715,7 @@ type BrowserSessionStatus struct {
 
 	// message says, for people, why the session is in its phase.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	Message string `json:"message,omitempty"`
 
@@ -710,16 +729,18 @@ type BrowserSessionStatus struct {
 	History *BrowserSessionHistory `json:"history,omitempty"`
 }
 
-// BrowserSessionHistory summarizes the calls a session's runner served.
+// BrowserSessionHistory summarizes the calls a session's runner served. A
+// count of zero is left out.
 type BrowserSessionHistory struct {
 	// calls is how many operations (act, observe, extract, navigate) the
 	// runner served, failures included.
-	// +kubebuilder:validation:Minimum=0
-	Calls int64 `json:"calls"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Calls int64 `json:"calls,omitempty"`
 
 	// failed is how many of them failed.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	Failed int64 `json:"failed,omitempty"`
 
 	// byMethod counts the calls per method.
@@ -748,11 +769,12 @@ type MethodCalls struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=32
-	Method string `json:"method"`
+	Method string `json:"method,omitempty"`
 
 	// calls is how many calls of the method the runner served.
-	// +kubebuilder:validation:Minimum=0
-	Calls int64 `json:"calls"`
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	Calls int64 `json:"calls,omitempty"`
 }
 
 // Finished reports whether the session has ended or failed: it holds no
@@ -783,11 +805,11 @@ type BrowserSession struct {
 
 	// spec is the desired state of the session.
 	// +required
-	Spec BrowserSessionSpec `json:"spec"`
+	Spec BrowserSessionSpec `json:"spec,omitzero"`
 
 	// status is the observed state of the session.
 	// +optional
-	Status BrowserSessionStatus `json:"status,omitempty"`
+	Status BrowserSessionStatus `json:"status,omitempty"` //nolint:kubeapilinter // a value, as in every kubebuilder API; the apiserver starts it empty
 }
 
 // BrowserSessionList is a list of BrowserSessions.
@@ -796,8 +818,4 @@ type BrowserSessionList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []BrowserSession `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&BrowserSession{}, &BrowserSessionList{})
 }

@@ -43,6 +43,8 @@ import (
 // with ParseLaunchArg.
 
 // LaunchArgValue says what value a launch switch takes.
+//
+//nolint:kubeapilinter // a Go enum of the switch table, never serialized
 type LaunchArgValue int
 
 const (
@@ -61,6 +63,8 @@ const (
 const MaxLaunchArgListItems = 32
 
 // LaunchSwitch is one allowed switch.
+//
+//nolint:kubeapilinter // a row of the Go switch table, not an API type
 type LaunchSwitch struct {
 	// Name is the switch without its leading `--`.
 	Name string
@@ -80,6 +84,8 @@ type LaunchSwitch struct {
 }
 
 // LaunchSwitchFamily is a group of switches allowed for the same reason.
+//
+//nolint:kubeapilinter // a row of the Go switch table, not an API type
 type LaunchSwitchFamily struct {
 	// Name names the family.
 	Name string
@@ -293,6 +299,8 @@ func sortedSwitches() []LaunchSwitch {
 
 // LaunchArgRule is one CEL rule, with its message, that the BrowserSession
 // CRD checks each launchOptions.args item with.
+//
+//nolint:kubeapilinter // input of hack/launchargs, not an API type
 type LaunchArgRule struct {
 	Rule, Message string
 }
@@ -416,11 +424,11 @@ var switchLike = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func quoteArg(s string) string { return fmt.Sprintf("%q", shorten(s)) }
 
 func shorten(s string) string {
-	const max = 64
-	if len(s) <= max {
+	const maxLen = 64
+	if len(s) <= maxLen {
 		return s
 	}
-	return s[:max] + "..."
+	return s[:maxLen] + "..."
 }
 
 // DataDirNamePattern is what launchOptions.userDataDir and downloadsPath

@@ -29,14 +29,14 @@ type SecretKeyReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// key is the key within the Secret's data.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
-	Key string `json:"key"`
+	Key string `json:"key,omitempty"`
 }
 
 // ProxyServerUserInfoPattern matches a proxy server address that carries
@@ -63,7 +63,7 @@ type SecretReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }
 
 // ModelSpec selects a model and says how to reach its provider. It is the
@@ -75,10 +75,11 @@ type ModelSpec struct {
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]+/[^\s]+$`
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// provider overrides the provider taken from the prefix of name.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Provider string `json:"provider,omitempty"`
 
@@ -89,6 +90,7 @@ type ModelSpec struct {
 	// baseURL overrides the provider's endpoint, for example an
 	// OpenAI-compatible server such as vLLM, Ollama or LiteLLM.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
 	BaseURL string `json:"baseURL,omitempty"`
@@ -119,6 +121,7 @@ type ModelSpec struct {
 type ModelAuth struct {
 	// type is the credential type, for example `service_account`.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Type string `json:"type,omitempty"`
 
@@ -129,16 +132,19 @@ type ModelAuth struct {
 
 	// scopes are the OAuth scopes requested, space-separated.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	Scopes string `json:"scopes,omitempty"`
 
 	// projectId is the cloud project of the credentials.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	ProjectID string `json:"projectId,omitempty"`
 
 	// universeDomain is the cloud universe of the credentials.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	UniverseDomain string `json:"universeDomain,omitempty"`
 }
@@ -150,20 +156,23 @@ type ProviderOptions struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
-	Variant string `json:"variant"`
+	Variant string `json:"variant,omitempty"`
 
 	// project is the cloud project of the variant.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	Project string `json:"project,omitempty"`
 
 	// location is the cloud location of the variant, for example `us-central1`.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	Location string `json:"location,omitempty"`
 
 	// baseURL overrides the variant's endpoint.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://`
 	BaseURL string `json:"baseURL,omitempty"`
@@ -174,31 +183,32 @@ type ProviderOptions struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// Usage counts the model tokens and inference time spent.
+// Usage counts the model tokens and inference time spent. A count of zero
+// is left out.
 type Usage struct {
 	// inputTokens is the number of prompt tokens.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	InputTokens int64 `json:"inputTokens,omitempty"`
 
 	// outputTokens is the number of completion tokens.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	OutputTokens int64 `json:"outputTokens,omitempty"`
 
 	// reasoningTokens is the number of reasoning tokens.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	ReasoningTokens int64 `json:"reasoningTokens,omitempty"`
 
 	// cachedInputTokens is the number of prompt tokens served from the
 	// provider's prompt cache.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	CachedInputTokens int64 `json:"cachedInputTokens,omitempty"`
 
 	// inferenceTimeMs is the time spent waiting for the model, in milliseconds.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	InferenceTimeMs int64 `json:"inferenceTimeMs,omitempty"`
 }

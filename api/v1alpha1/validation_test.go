@@ -150,7 +150,7 @@ var _ = Describe("CRD validation", func() {
 		Entry("an unknown region", session+`  model: {name: openai/gpt-4o}
   cloudSessionCreateParams: {region: mars-1}`, BeInvalidError("spec.cloudSessionCreateParams.region", `Unsupported value: "mars-1"`)),
 		Entry("a negative timeout", session+`  model: {name: openai/gpt-4o}
-  cloudSessionCreateParams: {timeout: -5}`, BeInvalidError("spec.cloudSessionCreateParams.timeout", "greater than or equal to 1")),
+  cloudSessionCreateParams: {timeoutSeconds: -5}`, BeInvalidError("spec.cloudSessionCreateParams.timeoutSeconds", "greater than or equal to 1")),
 		Entry("an unknown os", session+`  model: {name: openai/gpt-4o}
   cloudSessionCreateParams: {browserSettings: {os: beos}}`,
 			BeInvalidError("spec.cloudSessionCreateParams.browserSettings.os", `Unsupported value: "beos"`)),
@@ -208,7 +208,7 @@ spec:
 		Entry("zero max steps", task+`  sessionRef: {name: s}
   executeOptions: {instruction: go, maxSteps: 0}`, BeInvalidError("spec.executeOptions.maxSteps", "greater than or equal to 1")),
 		Entry("a negative tool timeout", task+`  sessionRef: {name: s}
-  executeOptions: {instruction: go, toolTimeout: -1}`, BeInvalidError("spec.executeOptions.toolTimeout", "greater than or equal to 0")),
+  executeOptions: {instruction: go, toolTimeoutMs: -1}`, BeInvalidError("spec.executeOptions.toolTimeoutMs", "greater than or equal to 0")),
 		Entry("an agent model key given inline", task+`  sessionRef: {name: s}
   agentConfig: {model: {name: openai/gpt-4o, apiKey: sk-secret}}
   executeOptions: {instruction: go}`, BeUnknownFieldError("spec.agentConfig.model.apiKey")),
@@ -369,6 +369,19 @@ var _ = Describe("kubectl", func() {
 		Expect(out).To(ContainSubstring("example-minimal"))
 	})
 
+	It("applies the README's session manifest", func() {
+		raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "README.md"))
+		Expect(err).NotTo(HaveOccurred())
+		_, rest, ok := strings.Cut(string(raw), "\n```yaml\n")
+		Expect(ok).To(BeTrue(), "the README has no yaml block")
+		manifest, _, _ := strings.Cut(rest, "\n```")
+		Expect(manifest).To(ContainSubstring("kind: BrowserSession"))
+		path := filepath.Join(GinkgoT().TempDir(), "readme.yaml")
+		Expect(os.WriteFile(path, []byte(manifest), 0o600)).To(Succeed())
+		_, errOut, err := fw.Kubectl("apply", "--dry-run=server", "-n", ns, "-f", path)
+		Expect(err).NotTo(HaveOccurred(), errOut)
+	})
+
 	It("refuses a bad manifest with the field named", func() {
 		path := filepath.Join(GinkgoT().TempDir(), "bad.yaml")
 		Expect(os.WriteFile(path, []byte(session+`  model: {name: openai/gpt-4o}
@@ -400,8 +413,8 @@ var _ = Describe("kubectl", func() {
 	})
 
 	It("explains the fields from their doc comments", func() {
-		out, errOut, err := fw.Kubectl("explain", "bs.spec.cloudSessionCreateParams.timeout")
+		out, errOut, err := fw.Kubectl("explain", "bs.spec.cloudSessionCreateParams.timeoutSeconds")
 		Expect(err).NotTo(HaveOccurred(), errOut)
-		Expect(out).To(ContainSubstring("timeout is the session's lifetime in seconds"))
+		Expect(out).To(ContainSubstring("timeoutSeconds is the session's lifetime in seconds"))
 	})
 })

@@ -46,12 +46,12 @@ const maxTokenLen = 128
 const label = "browserfleet.io/cdptoken"
 
 var (
-	// ErrMalformed: the token is not a token of a known format.
+	// ErrMalformed means the token is not a token of a known format.
 	ErrMalformed = errors.New("malformed CDP token")
-	// ErrExpired: a genuine token whose expiry has passed.
+	// ErrExpired means a genuine token whose expiry has passed.
 	ErrExpired = errors.New("expired CDP token")
-	// ErrInvalid: the token's MAC does not match under any key: it was
-	// forged or altered, or it is another session's token.
+	// ErrInvalid means the token's MAC does not match under any key: it
+	// was forged or altered, or it is another session's token.
 	ErrInvalid = errors.New("invalid CDP token")
 )
 

@@ -319,10 +319,10 @@ func (b *AgentBody) taskSpec(name, session string) (v1alpha1.AgentTaskSpec, map[
 		},
 		ExecuteOptions: v1alpha1.ExecuteOptions{
 			Instruction:     o.Instruction,
-			MaxSteps:        o.MaxSteps,
+			MaxSteps:        maxSteps(o.MaxSteps),
 			HighlightCursor: o.HighlightCursor,
 			UseSearch:       o.UseSearch,
-			ToolTimeout:     o.ToolTimeout,
+			ToolTimeoutMs:   o.ToolTimeout,
 		},
 		FrameID:     b.FrameID,
 		ShouldCache: b.ShouldCache,
@@ -399,4 +399,12 @@ func agentModel(m *rpc.ModelConfig, to modelSecrets, put func(secret, key, value
 		}
 	}
 	return spec, nil
+}
+
+// maxSteps is the CRD's maxSteps: 0, left out, when absent.
+func maxSteps(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -208,7 +208,7 @@ func TestToAgentTask(t *testing.T) {
 				},
 			},
 			ExecuteOptions: v1alpha1.ExecuteOptions{
-				Instruction: "log in", MaxSteps: ptr(int32(10)), ToolTimeout: ptr(int32(5000)),
+				Instruction: "log in", MaxSteps: 10, ToolTimeoutMs: ptr(int32(5000)),
 				HighlightCursor: ptr(true), UseSearch: ptr(true),
 				VariablesSecretRef: &v1alpha1.SecretReference{Name: variables},
 			},

@@ -417,14 +417,14 @@ func sortIssues(issues []Issue) []Issue {
 	return out
 }
 
-// crossFieldIssues checks the rules the BrowserSession's CEL validations
-// enforce across fields. It reads the untyped document, tolerating wrong
-// types (the schema reports those), so that these issues are reported
-// together with the schema's rather than after the client fixed those.
 // MaxUserMetadataBytes bounds a session's userMetadata, as compact JSON:
 // it is stored in the session and shown in every list.
 const MaxUserMetadataBytes = 16 << 10
 
+// crossFieldIssues checks the rules the BrowserSession's CEL validations
+// enforce across fields. It reads the untyped document, tolerating wrong
+// types (the schema reports those), so that these issues are reported
+// together with the schema's rather than after the client fixed those.
 func crossFieldIssues(doc any) []Issue {
 	root, ok := doc.(map[string]any)
 	if !ok {

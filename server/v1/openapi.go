@@ -243,13 +243,13 @@ func compileOperation(c *jsonschema.Compiler, root map[string]any, ptr string, o
 			loc := documentURL + "#" + rptr + "/content/" + pointerEscape(mt)
 			ms := &mediaSchema{}
 			var err error
-			switch {
-			case mt == mediaEventStream:
+			switch mt {
+			case mediaEventStream:
 				if _, ok := entryMap["x-itemSchema"]; !ok {
 					return nil, fmt.Errorf("response %s: %s has no x-itemSchema", status, mt)
 				}
 				ms.frame, err = c.Compile(loc + "/x-itemSchema")
-			case mt == mediaJSON:
+			case mediaJSON:
 				ms.body, err = c.Compile(loc + "/schema")
 			}
 			if err != nil {

@@ -231,7 +231,7 @@ func cloudParams(c *CloudSessionCreateParams, ref func(key, value string) *v1alp
 		KeepAlive:   c.KeepAlive,
 		Region:      v1alpha1.Region(c.Region),
 		// Both the wire and the CRD count the timeout in seconds.
-		Timeout: int32Ptr(c.Timeout),
+		TimeoutSeconds: int32Of(c.Timeout),
 	}
 	if bs := c.BrowserSettings; bs != nil {
 		out.BrowserSettings = &v1alpha1.BrowserSettings{
@@ -331,4 +331,12 @@ func int32Ptr(f *float64) *int32 {
 	}
 	v := int32(*f)
 	return &v
+}
+
+// int32Of is a whole number the decoder checked, 0 when absent.
+func int32Of(f *float64) int32 {
+	if f == nil {
+		return 0
+	}
+	return int32(*f)
 }

@@ -60,8 +60,8 @@ func TestToSession(t *testing.T) {
 			wantSpec: v1alpha1.BrowserSessionSpec{
 				Model: v1alpha1.ModelSpec{Name: "openai/gpt-4o"},
 				CloudSessionCreateParams: &v1alpha1.CloudSessionCreateParams{
-					Proxies: []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeCloud}},
-					Timeout: ptr(int32(900)), Region: "us-east-1", KeepAlive: ptr(true),
+					Proxies:        []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeCloud}},
+					TimeoutSeconds: 900, Region: "us-east-1", KeepAlive: ptr(true),
 					UserMetadata: map[string]apiextensionsv1.JSON{
 						"n": {Raw: []byte(`1.5`)}, "s": {Raw: []byte(`"x"`)}, "l": {Raw: []byte(`[1,"two"]`)},
 						"o": {Raw: []byte(`{"deep":{"k":null}}`)}, "b": {Raw: []byte(`false`)},

@@ -107,7 +107,7 @@ func (w *BrowserSessionWrapper) Timeout(seconds int32) *BrowserSessionWrapper {
 	if w.Spec.CloudSessionCreateParams == nil {
 		w.Spec.CloudSessionCreateParams = &v1alpha1.CloudSessionCreateParams{}
 	}
-	w.Spec.CloudSessionCreateParams.Timeout = ptr.To(seconds)
+	w.Spec.CloudSessionCreateParams.TimeoutSeconds = seconds
 	return w
 }
 
@@ -163,6 +163,6 @@ func (w *AgentTaskWrapper) VariablesSecret(secret string) *AgentTaskWrapper {
 
 // MaxSteps bounds the agent's steps.
 func (w *AgentTaskWrapper) MaxSteps(n int32) *AgentTaskWrapper {
-	w.Spec.ExecuteOptions.MaxSteps = ptr.To(n)
+	w.Spec.ExecuteOptions.MaxSteps = n
 	return w
 }

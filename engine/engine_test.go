@@ -132,7 +132,7 @@ func model(t *testing.T, srv *llmtest.Server, provider string) llm.Client {
 }
 
 // idOf finds the id of the snapshot line that contains text.
-func idOf(t *testing.T, e *engine.Engine, ctx context.Context, text string) string {
+func idOf(t *testing.T, ctx context.Context, e *engine.Engine, text string) string {
 	t.Helper()
 	snap, err := e.Page().Capture(ctx, page.SnapshotOptions{})
 	if err != nil {
@@ -168,7 +168,7 @@ func TestActByInstructionKeepsVariablesFromTheModel(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			srv := llmtest.NewServer(t)
 			e, ctx := tab(t, "/form", engine.Options{Model: model(t, srv, provider)})
-			id := idOf(t, e, ctx, "textbox: Password")
+			id := idOf(t, ctx, e, "textbox: Password")
 			srv.Enqueue(llmtest.JSON(actAnswer(id, "fill", []string{"%password%"}, false)).WithUsage(210, 17))
 
 			res, err := e.Act(ctx, engine.ActOptions{
@@ -251,7 +251,7 @@ func TestSelfHealFindsTheElementAgain(t *testing.T) {
 		t.Fatalf("no button xpath in %v", snap.XPaths)
 	}
 	eval[any](t, ctx, `window.rebuild()`)
-	id := idOf(t, e, ctx, "button: Save")
+	id := idOf(t, ctx, e, "button: Save")
 	srv.Enqueue(llmtest.JSON(actAnswer(id, "doubleClick", nil, false)))
 
 	res, err := e.Act(ctx, engine.ActOptions{Action: &engine.Action{Selector: old, Method: "click", Description: "the Save button"}})
@@ -284,7 +284,7 @@ func TestSelfHealOffFailsPlainly(t *testing.T) {
 func TestTwoStepCustomDropdown(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	e, ctx := tab(t, "/menu", engine.Options{Model: model(t, srv, llmtest.OpenAI)})
-	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, e, ctx, "combobox"), "click", nil, true)))
+	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, ctx, e, "combobox"), "click", nil, true)))
 	// The second answer must name an option that only exists once the list
 	// is open; it is scripted when the second request arrives.
 	done := make(chan error, 1)
@@ -302,7 +302,7 @@ func TestTwoStepCustomDropdown(t *testing.T) {
 	for eval[string](t, ctx, `document.getElementById('list').style.display`) != "block" && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, e, ctx, "option: Large"), "click", nil, false)))
+	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, ctx, e, "option: Large"), "click", nil, false)))
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -321,8 +321,8 @@ func TestTwoStepCustomDropdown(t *testing.T) {
 func TestObserve(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	e, ctx := tab(t, "/form", engine.Options{Model: model(t, srv, llmtest.OpenAI)})
-	email := idOf(t, e, ctx, "textbox: Email")
-	button := idOf(t, e, ctx, "button: Sign in")
+	email := idOf(t, ctx, e, "textbox: Email")
+	button := idOf(t, ctx, e, "button: Sign in")
 	srv.Enqueue(llmtest.JSON(fmt.Sprintf(`{"elements":[
 		{"elementId":%q,"description":"the email field","method":"fill","arguments":["ada@example.com"]},
 		{"elementId":"0-999999","description":"not on the page","method":"click","arguments":[]},
@@ -349,7 +349,7 @@ func TestObserve(t *testing.T) {
 func TestExtract(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	e, ctx := tab(t, "/list", engine.Options{Model: model(t, srv, llmtest.OpenAI)})
-	item3, item7 := idOf(t, e, ctx, "link: Item 3"), idOf(t, e, ctx, "link: Item 7")
+	item3, item7 := idOf(t, ctx, e, "link: Item 3"), idOf(t, ctx, e, "link: Item 7")
 
 	t.Run("with a schema, links answered as ids come back as URLs", func(t *testing.T) {
 		srv.Enqueue(llmtest.JSON(fmt.Sprintf(`{"items":[{"name":"Item 3","price":9,"url":%q},{"name":"Item 7","price":21,"url":%q}]}`, item3, item7)).WithUsage(1200, 80))

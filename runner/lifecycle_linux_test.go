@@ -87,7 +87,7 @@ func startRun(t *testing.T, cfg *config.Config, engine operations.Interface) (ba
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == 200
+		return resp.StatusCode == http.StatusOK
 	})
 	t.Cleanup(cancel)
 	return base, cancel, ch, buf

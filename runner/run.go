@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	ln := opts.Listener
 	if ln == nil {
 		var err error
-		if ln, err = net.Listen("tcp", cfg.Address()); err != nil {
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Address()); err != nil {
 			return fmt.Errorf("listening: %w", err)
 		}
 	}

@@ -68,7 +68,7 @@ func newAnthropic(cfg Config, model string, hc *http.Client) *anthropicBackend {
 
 func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Response, error) {
 	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(b.model),
+		Model:     b.model,
 		MaxTokens: anthropicDefaultMaxTokens,
 	}
 	if req.MaxOutputTokens > 0 {
@@ -89,7 +89,7 @@ func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Respons
 		// Strict is OpenAI's; the tool takes the schema as given.
 		out, err = newStructuredOutput(req.Schema, schemaOptions{objectRoot: true})
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema: %v", ErrInvalidRequest, err)
+			return nil, fmt.Errorf("%w: schema: %w", ErrInvalidRequest, err)
 		}
 		description := out.description
 		if description == "" {

@@ -86,7 +86,7 @@ func (b *googleBackend) generate(ctx context.Context, req *Request) (*Response, 
 		// Gemini takes any root and its own subset of JSON Schema.
 		out, err = newStructuredOutput(req.Schema, schemaOptions{adapt: adaptSchemaForGemini})
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema: %v", ErrInvalidRequest, err)
+			return nil, fmt.Errorf("%w: schema: %w", ErrInvalidRequest, err)
 		}
 		cfg.ResponseMIMEType = "application/json"
 		cfg.ResponseJsonSchema = out.wire

@@ -71,7 +71,7 @@ func newOpenAI(cfg Config, model string, hc *http.Client) *openAIBackend {
 }
 
 func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, error) {
-	params := openai.ChatCompletionNewParams{Model: shared.ChatModel(b.model)}
+	params := openai.ChatCompletionNewParams{Model: b.model}
 	if req.System != "" {
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
@@ -93,7 +93,7 @@ func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, 
 		var err error
 		out, err = newStructuredOutput(req.Schema, schemaOptions{objectRoot: true, strict: req.Schema.Strict})
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema: %v", ErrInvalidRequest, err)
+			return nil, fmt.Errorf("%w: schema: %w", ErrInvalidRequest, err)
 		}
 		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{
 			Name:   out.name,

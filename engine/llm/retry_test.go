@@ -181,7 +181,10 @@ func TestRetryTransportStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	time.AfterFunc(50*time.Millisecond, cancel)
-	_, err := c.Do(req)
+	resp, err := c.Do(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
 	if err == nil || !strings.Contains(err.Error(), context.Canceled.Error()) {
 		t.Errorf("Do error = %v, want context canceled", err)
 	}

@@ -98,7 +98,7 @@ func (o *structuredOutput) decode(text string) (string, error) {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return "", fmt.Errorf("%w: answer is not a JSON document: %v", ErrInvalidOutput, err)
+		return "", fmt.Errorf("%w: answer is not a JSON document: %w", ErrInvalidOutput, err)
 	}
 	if dec.More() {
 		return "", fmt.Errorf("%w: answer holds more than one JSON document", ErrInvalidOutput)
@@ -123,7 +123,7 @@ func (o *structuredOutput) decode(text string) (string, error) {
 	// The document goes back to a page or a user, not into HTML.
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(doc); err != nil {
-		return "", fmt.Errorf("%w: re-encoding the answer: %v", ErrInvalidOutput, err)
+		return "", fmt.Errorf("%w: re-encoding the answer: %w", ErrInvalidOutput, err)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

@@ -207,8 +207,8 @@ func TestScrolling(t *testing.T) {
 	// Measure the page after the first action: bringing the tab to the
 	// front can resize its viewport.
 	tb.perform(s, "", "scrollTo", "50%")
-	var max, inner float64
-	tb.eval(`document.documentElement.scrollHeight - document.documentElement.clientHeight`, &max)
+	var maxScroll, inner float64
+	tb.eval(`document.documentElement.scrollHeight - document.documentElement.clientHeight`, &maxScroll)
 	tb.eval(`document.documentElement.clientHeight`, &inner)
 	scrollY := func() float64 {
 		var y float64
@@ -217,16 +217,16 @@ func TestScrolling(t *testing.T) {
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1 }
 
-	if y := scrollY(); !near(y, max/2) {
-		t.Errorf("scrollTo 50%%: scrollY %v, want %v", y, max/2)
+	if y := scrollY(); !near(y, maxScroll/2) {
+		t.Errorf("scrollTo 50%%: scrollY %v, want %v", y, maxScroll/2)
 	}
 	tb.perform(s, "", "nextChunk")
-	if y := scrollY(); !near(y, max/2+inner) {
-		t.Errorf("nextChunk: scrollY %v, want %v", y, max/2+inner)
+	if y := scrollY(); !near(y, maxScroll/2+inner) {
+		t.Errorf("nextChunk: scrollY %v, want %v", y, maxScroll/2+inner)
 	}
 	tb.perform(s, root, "prevChunk")
-	if y := scrollY(); !near(y, max/2) {
-		t.Errorf("prevChunk on the root: scrollY %v, want %v", y, max/2)
+	if y := scrollY(); !near(y, maxScroll/2) {
+		t.Errorf("prevChunk on the root: scrollY %v, want %v", y, maxScroll/2)
 	}
 	tb.perform(s, root, "scrollTo", "0")
 	if y := scrollY(); y != 0 {

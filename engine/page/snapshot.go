@@ -225,7 +225,7 @@ func (s *Snapshot) Resolve(ctx context.Context, id string) (*Element, error) {
 		derr = errors.New("node was removed from the document")
 	}
 	if el.XPath == "" {
-		return nil, fmt.Errorf("element %s: %w (%v)", id, ErrNotFound, derr)
+		return nil, fmt.Errorf("element %s: %w (%w)", id, ErrNotFound, derr)
 	}
 	healed, err := f.Query(ctx, el.XPath)
 	if err != nil {

@@ -17,6 +17,7 @@ limitations under the License.
 package devstack
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -81,7 +82,7 @@ func (s *Stack) lockDir() error {
 // listen binds the API's address now, before the control plane starts, so
 // that a busy port fails at once, and no one takes it meanwhile.
 func (s *Stack) listen() error {
-	l, err := net.Listen("tcp", s.opts.APIAddress)
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", s.opts.APIAddress)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("port %s is in use: stop what uses it, or set DEV_API_ADDRESS (e.g. DEV_API_ADDRESS=127.0.0.1:8001)", portOf(s.opts.APIAddress))
@@ -188,11 +189,11 @@ func executableByAll(path string) bool {
 	if err != nil {
 		return false
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return false
 	}
-	for p := real; ; p = filepath.Dir(p) {
+	for p := resolved; ; p = filepath.Dir(p) {
 		fi, err := os.Stat(p)
 		if err != nil || fi.Mode().Perm()&0o001 == 0 {
 			return false

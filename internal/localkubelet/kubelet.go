@@ -343,7 +343,7 @@ func (k *Kubelet) makeTmpRoot() (string, error) {
 		}
 		if err != nil {
 			_ = os.RemoveAll(dir)
-			return "", fmt.Errorf("the pods' directory %s is out of reach of the pods' users: %s: %v (set TMPDIR to a directory such as /tmp)", dir, d, err)
+			return "", fmt.Errorf("the pods' directory %s is out of reach of the pods' users: %s: %w (set TMPDIR to a directory such as /tmp)", dir, d, err)
 		}
 		if d == filepath.Dir(d) {
 			return dir, nil

@@ -77,13 +77,13 @@ func New(p Policy) (*Filter, error) {
 type Action string
 
 const (
-	// Forward: the message goes to the browser as it came.
+	// Forward means the message goes to the browser as it came.
 	Forward Action = "forward"
-	// Rewrite: a changed message goes to the browser.
+	// Rewrite means a changed message goes to the browser.
 	Rewrite Action = "rewrite"
-	// Refuse: nothing goes to the browser; the client gets an error reply.
+	// Refuse means nothing goes to the browser; the client gets an error reply.
 	Refuse Action = "refuse"
-	// Close: the message is no CDP call that could be answered; the
+	// Close means the message is no CDP call that could be answered; the
 	// proxy closes the connection, Reason its close reason.
 	Close Action = "close"
 )

@@ -148,7 +148,7 @@ type headerBridge struct {
 }
 
 func newHeaderBridge(upstream *url.URL, header http.Header, dialer *egress.Dialer, log *slog.Logger) (*headerBridge, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for the cdp header bridge: %w", err)
 	}

@@ -37,12 +37,12 @@ import (
 type EventKind string
 
 const (
-	// EventDenied: the policy refused the host, or the upstream proxy.
+	// EventDenied means the policy refused the host, or the upstream proxy.
 	EventDenied EventKind = "denied"
-	// EventProxyAuthFailed: the upstream proxy refused the session's
+	// EventProxyAuthFailed means the upstream proxy refused the session's
 	// credentials.
 	EventProxyAuthFailed EventKind = "proxy-auth-failed"
-	// EventUnreachable: the host (or the upstream proxy) was allowed but
+	// EventUnreachable means the host (or the upstream proxy) was allowed but
 	// could not be reached.
 	EventUnreachable EventKind = "unreachable"
 )
@@ -116,7 +116,7 @@ func StartProxy(opts ProxyOptions) (*Proxy, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: listening: %w", err)
 	}

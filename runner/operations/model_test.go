@@ -131,7 +131,7 @@ func TestCallErrorCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := a.callError("act", tt.err)
 			if tt.wantCode == "" {
-				if got != tt.err {
+				if !errors.Is(got, tt.err) || got.Error() != tt.err.Error() {
 					t.Errorf("callError = %v, want the error as it was", got)
 				}
 				return

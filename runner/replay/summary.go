@@ -90,7 +90,7 @@ func methodKey(m string) string {
 		return OtherMethod
 	}
 	for _, r := range m {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_' {
 			return OtherMethod
 		}
 	}

@@ -97,7 +97,7 @@ func (c *Client) Replay(ctx context.Context) (*replay.Replay, error) {
 	}
 	req.Header.Set("Accept", ContentTypeJSON)
 	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(req) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
 		return nil, c.transportError(ctx, ReplayPath, err)
 	}
@@ -135,7 +135,7 @@ func (c *Client) Health(ctx context.Context) (*Health, error) {
 		return nil, fmt.Errorf("building the runner health request: %w", err)
 	}
 	req.Header.Set("Accept", ContentTypeJSON)
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(req) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
 		return nil, c.transportError(ctx, HealthPath, err)
 	}
@@ -176,7 +176,7 @@ func call[T any](ctx context.Context, c *Client, path string, body any, onLog fu
 		req.Header.Set("Accept", ContentTypeJSON)
 	}
 
-	resp, err := c.http.Do(req)
+	resp, err := c.http.Do(req) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
 		return nil, c.transportError(ctx, path, err)
 	}

@@ -586,11 +586,11 @@ func TestActStreamsProgress(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	resp, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("sign in"))
+	status, _, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("sign in"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runnertest.Want(t, "status", resp.StatusCode, 200)
+	runnertest.Want(t, "status", status, 200)
 	if len(lines) < 3 {
 		t.Fatalf("got %d lines, want progress lines then the result", len(lines))
 	}

@@ -230,7 +230,7 @@ func (p *cdpPipe) down(ctx context.Context) error {
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return err
 		}
-		var msg io.Reader = io.MultiReader(bytes.NewReader(head[:n]), r)
+		msg := io.MultiReader(bytes.NewReader(head[:n]), r)
 		if typ == websocket.MessageText && cdpfilter.Watched(head[:n]) {
 			whole, err := io.ReadAll(io.LimitReader(msg, cdpfilter.MaxMessageBytes+1))
 			if err != nil {

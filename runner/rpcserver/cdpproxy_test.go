@@ -64,7 +64,7 @@ func dialCDP(t *testing.T, c runnertest.Client) *cdpConn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, strings.Replace(c.Base, "http://", "ws://", 1)+rpc.CDPPath,
+	conn, _, err := websocket.Dial(ctx, strings.Replace(c.Base, "http://", "ws://", 1)+rpc.CDPPath, //nolint:bodyclose // websocket.Dial closes the handshake's body
 		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + c.Token}}})
 	if err != nil {
 		t.Fatalf("dialing /cdp: %v", err)
@@ -345,7 +345,7 @@ func TestCDPProxyConnectionLimit(t *testing.T) {
 	}
 	conn, resp, err := dial()
 	if err == nil {
-		conn.CloseNow()
+		_ = conn.CloseNow()
 		t.Fatalf("connection %d was taken", maxCDPConnections+1)
 	}
 	if resp == nil {
@@ -353,6 +353,7 @@ func TestCDPProxyConnectionLimit(t *testing.T) {
 	}
 	runnertest.Want(t, "status", resp.StatusCode, http.StatusTooManyRequests)
 	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	runnertest.Want(t, "body", strings.TrimSpace(string(body)), `{"error":"the session has 8 DevTools connections open, as many as it takes; close one first","code":"SESSION_BUSY"}`)
 
 	// The others still work; one closed frees a place.
@@ -361,11 +362,11 @@ func TestCDPProxyConnectionLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	runnertest.WaitFor(t, "a place to free", func() bool {
-		conn, _, err := dial()
+		conn, _, err := dial() //nolint:bodyclose // websocket.Dial closes the handshake's body
 		if err != nil {
 			return false
 		}
-		conn.CloseNow()
+		_ = conn.CloseNow()
 		return true
 	})
 }

@@ -416,7 +416,7 @@ func streamNavigate(t *testing.T, c runnertest.Client, url string) []rpc.LogLine
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, lines, err := c.Stream(ctx, rpc.NavigatePath, rpc.NavigateRequest{URL: url})
+	_, _, lines, err := c.Stream(ctx, rpc.NavigatePath, rpc.NavigateRequest{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}

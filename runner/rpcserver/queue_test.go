@@ -19,6 +19,7 @@ package rpcserver
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -112,7 +113,7 @@ func TestBearerToken(t *testing.T) {
 		"Bearer":       "",
 		"":             "",
 	} {
-		r := httptest.NewRequest("GET", "/", nil)
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		if header != "" {
 			r.Header.Set("Authorization", header)
 		}

@@ -293,11 +293,11 @@ func TestQueueIsBounded(t *testing.T) {
 	runnertest.Want(t, "code beyond the bound", e.Code, rpc.CodeSessionBusy)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, _, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("click #c"))
+	status, _, _, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("click #c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	runnertest.Want(t, "streamed status beyond the bound", resp.StatusCode, http.StatusTooManyRequests)
+	runnertest.Want(t, "streamed status beyond the bound", status, http.StatusTooManyRequests)
 	runnertest.Want(t, "waiting", s.queue.pending(), 2)
 
 	engine.Release("first")
@@ -317,12 +317,12 @@ func TestStreaming(t *testing.T) {
 	defer cancel()
 
 	t.Run("result", func(t *testing.T) {
-		resp, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("click #b"))
+		status, header, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("click #b"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runnertest.Want(t, "status", resp.StatusCode, 200)
-		runnertest.Want(t, "content type", resp.Header.Get("Content-Type"), rpc.ContentTypeNDJSON)
+		runnertest.Want(t, "status", status, 200)
+		runnertest.Want(t, "content type", header.Get("Content-Type"), rpc.ContentTypeNDJSON)
 		var types []rpc.StreamLineType
 		var messages []string
 		for _, l := range lines {
@@ -349,11 +349,11 @@ func TestStreaming(t *testing.T) {
 		runnertest.Want(t, "usage", res.Usage.InputTokens, 100)
 	})
 	t.Run("error", func(t *testing.T) {
-		resp, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("fail"))
+		status, _, lines, err := c.Stream(ctx, rpc.ActPath, browsertest.Act("fail"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runnertest.Want(t, "status", resp.StatusCode, 200)
+		runnertest.Want(t, "status", status, 200)
 		if len(lines) != 2 || lines[0].Type != rpc.StreamLog || lines[1].Type != rpc.StreamError {
 			t.Fatalf("lines = %+v, want a log line then an error line", lines)
 		}
@@ -365,12 +365,12 @@ func TestStreaming(t *testing.T) {
 	})
 	t.Run("refused before it starts", func(t *testing.T) {
 		// A bad body is answered with its status, not streamed.
-		resp, lines, err := c.Stream(ctx, rpc.NavigatePath, rpc.NavigateRequest{})
+		status, header, lines, err := c.Stream(ctx, rpc.NavigatePath, rpc.NavigateRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		runnertest.Want(t, "status", resp.StatusCode, 400)
-		runnertest.Want(t, "content type", resp.Header.Get("Content-Type"), rpc.ContentTypeJSON)
+		runnertest.Want(t, "status", status, 400)
+		runnertest.Want(t, "content type", header.Get("Content-Type"), rpc.ContentTypeJSON)
 		runnertest.Want(t, "lines", len(lines), 1) // the JSON error body, one line
 	})
 }

@@ -24,6 +24,7 @@ package chart_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func RenderUpgrade(cfg *rest.Config, release, namespace string, values map[strin
 	if err != nil {
 		return nil, err
 	}
-	files, err := engine.New(cfg).Render(ch, vals)
+	files, err := engine.New(cfg).RenderWithContext(context.Background(), ch, vals)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
-	. "github.com/browserfleet/browserfleet/api/config/v1alpha1"
+	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 )
 
 // quantities compares resource quantities by value (2 equals 2000m).
@@ -47,10 +47,10 @@ func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Durati
 func quantity(s string) *resource.Quantity { return ptr.To(resource.MustParse(s)) }
 
 // defaults is what a file that sets nothing means, written out.
-func defaults() *Configuration {
-	return &Configuration{
+func defaults() *configv1alpha1.Configuration {
+	return &configv1alpha1.Configuration{
 		TypeMeta: metav1.TypeMeta{APIVersion: "config.browserfleet.io/v1alpha1", Kind: "Configuration"},
-		Runner: RunnerConfiguration{
+		Runner: configv1alpha1.RunnerConfiguration{
 			Image:           "ghcr.io/browserfleet/runner:v0.1.0",
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Resources: corev1.ResourceRequirements{
@@ -63,15 +63,15 @@ func defaults() *Configuration {
 			TerminationGracePeriodSeconds: ptr.To[int64](15),
 			ForceDeleteAfter:              duration(2 * time.Minute),
 		},
-		Sessions: SessionsConfiguration{
+		Sessions: configv1alpha1.SessionsConfiguration{
 			DefaultTimeout: duration(time.Hour),
 			MaxTimeout:     duration(24 * time.Hour),
 			TTLAfterEnded:  duration(time.Hour),
 			StartupTimeout: duration(5 * time.Minute),
 			SecretWait:     duration(30 * time.Second),
 		},
-		Quota: QuotaConfiguration{ConcurrentSessions: ptr.To[int32](10), LiveSessions: ptr.To[int32](50)},
-		Tasks: TasksConfiguration{SessionWait: duration(30 * time.Second)},
+		Quota: configv1alpha1.QuotaConfiguration{ConcurrentSessions: ptr.To[int32](10), LiveSessions: ptr.To[int32](50)},
+		Tasks: configv1alpha1.TasksConfiguration{SessionWait: duration(30 * time.Second)},
 	}
 }
 
@@ -79,7 +79,7 @@ func TestDecode(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		file string
-		want func() *Configuration
+		want func() *configv1alpha1.Configuration
 	}{{
 		name: "nothing set: the defaults",
 		file: header,
@@ -91,7 +91,7 @@ func TestDecode(t *testing.T) {
 	}, {
 		name: "JSON",
 		file: `{"apiVersion": "config.browserfleet.io/v1alpha1", "kind": "Configuration", "runner": {"image": "r:1"}}`,
-		want: func() *Configuration {
+		want: func() *configv1alpha1.Configuration {
 			c := defaults()
 			c.Runner.Image = "r:1"
 			return c
@@ -137,9 +137,9 @@ quota:
 tasks:
   sessionWait: 45s
 `,
-		want: func() *Configuration {
+		want: func() *configv1alpha1.Configuration {
 			c := defaults()
-			c.Runner = RunnerConfiguration{
+			c.Runner = configv1alpha1.RunnerConfiguration{
 				Image:           "registry.example.com/browserfleet/runner:v9",
 				ImagePullPolicy: corev1.PullAlways,
 				Command:         []string{"/usr/bin/tini", "--", "/runner"},
@@ -161,19 +161,19 @@ tasks:
 				RuntimeClassName:   "gvisor",
 				ModelBaseURLs:      map[string]string{"openai": "http://vllm.models:8000/v1", "google": "https://gw.example/google"},
 				AllowedExecutables: []string{"/usr/bin/chromium"},
-				Egress:             EgressConfiguration{AllowCIDRs: []string{"10.20.0.0/16", "fd00:1::7"}, ClusterCIDRs: []string{"34.118.0.0/16"}},
+				Egress:             configv1alpha1.EgressConfiguration{AllowCIDRs: []string{"10.20.0.0/16", "fd00:1::7"}, ClusterCIDRs: []string{"34.118.0.0/16"}},
 			}
-			c.Sessions = SessionsConfiguration{
+			c.Sessions = configv1alpha1.SessionsConfiguration{
 				DefaultTimeout: duration(15 * time.Minute),
 				MaxTimeout:     duration(0),
 				TTLAfterEnded:  duration(0),
 				StartupTimeout: duration(3 * time.Minute),
 				SecretWait:     duration(20 * time.Second),
 			}
-			c.Quota = QuotaConfiguration{
+			c.Quota = configv1alpha1.QuotaConfiguration{
 				ConcurrentSessions: ptr.To[int32](3),
 				LiveSessions:       ptr.To[int32](5),
-				Projects: []ProjectQuota{
+				Projects: []configv1alpha1.ProjectQuota{
 					{Namespace: "team-a", ConcurrentSessions: ptr.To[int32](20), LiveSessions: ptr.To[int32](100)},
 					{Namespace: "team-b", LiveSessions: ptr.To[int32](7)},
 				},
@@ -184,14 +184,14 @@ tasks:
 	}, {
 		name: "one resource set: the others keep their defaults",
 		file: header + "runner:\n  resources:\n    limits: {memory: 4Gi}\n",
-		want: func() *Configuration {
+		want: func() *configv1alpha1.Configuration {
 			c := defaults()
 			c.Runner.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("4Gi")
 			return c
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Decode([]byte(tc.file))
+			got, err := configv1alpha1.Decode([]byte(tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"project live below its concurrent", header + "quota: {projects: [{namespace: a, concurrentSessions: 5, liveSessions: 4}]}\n", []string{"quota.projects[0].liveSessions: Invalid value"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decode([]byte(tc.file))
+			_, err := configv1alpha1.Decode([]byte(tc.file))
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -317,7 +317,7 @@ func TestDecodeMessages(t *testing.T) {
 		{header + "quota: {projects: [{namespace: a, concurrentSessions: 60}]}\n", `quota.projects[0].concurrentSessions: Invalid value: 60: must not exceed quota.liveSessions (50) unless liveSessions is set too`},
 		{"kind: Configuration\n", `apiVersion: Required value: must be config.browserfleet.io/v1alpha1`},
 	} {
-		_, err := Decode([]byte(tc.file))
+		_, err := configv1alpha1.Decode([]byte(tc.file))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.file, err, tc.want)
 		}
@@ -330,7 +330,7 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(good, []byte(header+"runner: {image: r:1}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(good)
+	cfg, err := configv1alpha1.Load(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,13 +342,13 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(header+"runner: {imagePullPolicy: Sometimes}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(bad)
+	_, err = configv1alpha1.Load(bad)
 	if want := "configuration " + bad + `: runner.imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 
 	missing := filepath.Join(dir, "missing.yaml")
-	if _, err := Load(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+	if _, err := configv1alpha1.Load(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
@@ -356,15 +356,15 @@ func TestLoad(t *testing.T) {
 // Default is the decoded empty file, and valid; defaulting twice changes
 // nothing.
 func TestDefault(t *testing.T) {
-	if diff := cmp.Diff(defaults(), Default(), quantities); diff != "" {
+	if diff := cmp.Diff(defaults(), configv1alpha1.Default(), quantities); diff != "" {
 		t.Errorf("Default() (-want +got):\n%s", diff)
 	}
-	if errs := Validate(Default()); len(errs) != 0 {
+	if errs := configv1alpha1.Validate(configv1alpha1.Default()); len(errs) != 0 {
 		t.Errorf("the defaults are invalid: %v", errs)
 	}
-	twice := Default()
-	SetDefaults(twice)
-	if diff := cmp.Diff(Default(), twice, quantities); diff != "" {
+	twice := configv1alpha1.Default()
+	configv1alpha1.SetDefaults(twice)
+	if diff := cmp.Diff(configv1alpha1.Default(), twice, quantities); diff != "" {
 		t.Errorf("defaulting again (-once +twice):\n%s", diff)
 	}
 }
@@ -376,7 +376,7 @@ func TestDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range fieldPaths(reflect.TypeFor[Configuration](), "") {
+	for _, path := range fieldPaths(reflect.TypeFor[configv1alpha1.Configuration](), "") {
 		if !strings.Contains(string(doc), "`"+path+"`") {
 			t.Errorf("docs/configuration.md does not name `%s`", path)
 		}
@@ -385,7 +385,7 @@ func TestDocumented(t *testing.T) {
 	if example == nil {
 		t.Fatal("docs/configuration.md has no example Configuration")
 	}
-	if _, err := Decode(example[1]); err != nil {
+	if _, err := configv1alpha1.Decode(example[1]); err != nil {
 		t.Errorf("the example of docs/configuration.md: %v", err)
 	}
 }
@@ -409,7 +409,7 @@ func fieldPaths(t reflect.Type, prefix string) []string {
 			}
 			ft = ft.Elem()
 		}
-		if ft.Kind() == reflect.Struct && ft.PkgPath() == reflect.TypeFor[Configuration]().PkgPath() {
+		if ft.Kind() == reflect.Struct && ft.PkgPath() == reflect.TypeFor[configv1alpha1.Configuration]().PkgPath() {
 			out = append(out, fieldPaths(ft, path+".")...)
 		}
 	}

@@ -181,7 +181,8 @@ func locateIn(t reflect.Type, v any, p *field.Path) *field.Error {
 func decodeAlone(t reflect.Type, v any, p *field.Path) *field.Error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil
+		// v came out of a JSON document; it always encodes.
+		return field.InternalError(p, err)
 	}
 	err = json.Unmarshal(b, reflect.New(t).Interface())
 	var typeErr *json.UnmarshalTypeError

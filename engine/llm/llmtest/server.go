@@ -29,6 +29,7 @@ limitations under the License.
 package llmtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -96,7 +97,7 @@ func NewServerOn(t testing.TB, address string) *Server {
 	s := &Server{t: t, done: make(chan struct{})}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	if address != "" {
-		ln, err := net.Listen("tcp", address)
+		ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", address)
 		if err != nil {
 			t.Fatalf("llmtest: listening on %s: %v", address, err)
 		}
@@ -226,10 +227,10 @@ func route(r *http.Request) (provider, model string) {
 		return "", ""
 	}
 	p := r.URL.Path
-	switch {
-	case p == "/v1/chat/completions" || p == "/chat/completions":
+	switch p {
+	case "/v1/chat/completions", "/chat/completions":
 		return OpenAI, ""
-	case p == "/v1/messages":
+	case "/v1/messages":
 		return Anthropic, ""
 	}
 	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {

@@ -36,7 +36,7 @@ type CDP struct {
 // DialCDP connects to cdpURL; the connection closes when the spec ends.
 func DialCDP(ctx context.Context, cdpURL string) *CDP {
 	GinkgoHelper()
-	conn, _, err := websocket.Dial(ctx, cdpURL, nil)
+	conn, _, err := websocket.Dial(ctx, cdpURL, nil) //nolint:bodyclose // websocket.Dial closes the handshake's body
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(conn.CloseNow)
 	conn.SetReadLimit(-1)

@@ -27,9 +27,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"time"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads as a specification.
-	. "github.com/onsi/gomega"    //nolint:revive // Gomega's DSL reads as a specification.
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -72,7 +73,9 @@ func BuildRunner() string {
 	DeferCleanup(os.RemoveAll, dir)
 	Expect(os.Chmod(dir, 0o755)).To(Succeed())
 	bin := filepath.Join(dir, "runner")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/runner")
 	build.Dir = RepoRoot()
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "building the runner: %s", out)
@@ -153,8 +156,10 @@ func (f *Framework) Kubectl(args ...string) (stdout, stderr string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(filepath.Join(AssetsDir(), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, filepath.Join(AssetsDir(), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err

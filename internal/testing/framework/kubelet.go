@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// envtest runs no kubelet and no scheduler. Kubelet plays their part for
-// tests: it writes the pod status a node would report, and holds deleted
+// Kubelet plays the part of the kubelet and the scheduler, which envtest
+// runs neither of, for tests: it writes the pod status a node would report, and holds deleted
 // pods in Terminating until it lets them go, as a node does while the
 // container shuts down.
 type Kubelet struct {

@@ -82,6 +82,7 @@ func Navigate(t *testing.T, b *chromium.Browser, url string) (*rpc.NavigateResul
 	return operations.NewAutomation(nil, nil).Navigate(p.Context(), p, rpc.NavigateRequest{URL: url}, nil)
 }
 
+// MustNavigate is Navigate, failing the test on an error.
 func MustNavigate(t *testing.T, b *chromium.Browser, url string) *rpc.NavigateResult {
 	t.Helper()
 	res, err := Navigate(t, b, url)
@@ -125,6 +126,8 @@ func CloseShared() (code int) {
 	return code
 }
 
+// Shared returns the package's shared browser, started on first use;
+// the package's TestMain closes it with CloseShared.
 func Shared(t testing.TB) *chromium.Browser {
 	t.Helper()
 	shared.once.Do(func() {
@@ -159,6 +162,7 @@ type Operations struct {
 	Canceled chan error
 }
 
+// NewOperations returns an Operations with no operation held.
 func NewOperations() *Operations {
 	return &Operations{
 		holds:    map[string]chan struct{}{},
@@ -173,6 +177,7 @@ func (e *Operations) record(ev string) {
 	e.events = append(e.events, ev)
 }
 
+// History lists the starts and ends of the operations so far.
 func (e *Operations) History() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -188,6 +193,7 @@ func (e *Operations) hold(name string) chan struct{} {
 	return e.holds[name]
 }
 
+// Release ends the operation held under name.
 func (e *Operations) Release(name string) { close(e.hold(name)) }
 
 // WaitStarted waits for the operation name to start.
@@ -203,6 +209,7 @@ func (e *Operations) WaitStarted(t *testing.T, name string) {
 	}
 }
 
+// Act performs the instruction's verb (see Operations).
 func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActRequest, progress operations.ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
 	usage := rpc.Usage{InputTokens: 100, OutputTokens: 7}
 	instruction := req.Input.Instruction
@@ -253,12 +260,14 @@ func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActReq
 	return nil, usage, rpc.Errorf(rpc.CodeBadRequest, "the test engine does not know %q", verb)
 }
 
+// Observe lists the page's buttons as clicks.
 func (e *Operations) Observe(ctx context.Context, page *chromium.Tab, req rpc.ObserveRequest, progress operations.ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
 	var actions []rpc.Action
 	err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('button')].map(b => ({selector: '#' + b.id, description: b.textContent, method: 'click'}))`, &actions))
 	return actions, rpc.Usage{InputTokens: 50}, err
 }
 
+// Extract returns the page's title.
 func (e *Operations) Extract(ctx context.Context, page *chromium.Tab, req rpc.ExtractRequest, progress operations.ProgressFunc) (json.RawMessage, rpc.Usage, error) {
 	var title string
 	if err := chromedp.Run(ctx, chromedp.Title(&title)); err != nil {
@@ -268,6 +277,7 @@ func (e *Operations) Extract(ctx context.Context, page *chromium.Tab, req rpc.Ex
 	return out, rpc.Usage{InputTokens: 20, OutputTokens: 5}, err
 }
 
+// Navigate is the runner's navigate.
 func (e *Operations) Navigate(ctx context.Context, page *chromium.Tab, req rpc.NavigateRequest, progress operations.ProgressFunc) (*rpc.NavigateResult, error) {
 	return operations.NewAutomation(nil, nil).Navigate(ctx, page, req, progress)
 }

@@ -100,6 +100,7 @@ func LoopbackEgress() *egress.Policy {
 // test sends a DNS query, not even for the hosts Chromium calls home to.
 type HostsResolver struct{}
 
+// LookupNetIP answers localhost only.
 func (HostsResolver) LookupNetIP(_ context.Context, network, host string) ([]netip.Addr, error) {
 	if host == "localhost" && network != "ip6" {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
@@ -216,7 +217,7 @@ func NewPageServer(t testing.TB, handler http.Handler) *PageServer {
 // NewPageServerOn serves handler on ip until the test ends.
 func NewPageServerOn(t testing.TB, ip string, handler http.Handler) *PageServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func (ps *PageServer) Seen(match func(*http.Request) bool) []*http.Request {
 func HTMLHandler(body string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, body)
+		_, _ = io.WriteString(w, body)
 	})
 }
 
@@ -298,18 +299,19 @@ func (c Client) MustCall(t *testing.T, path string, body any) (int, []byte) {
 	return status, out
 }
 
-// Stream posts body asking for NDJSON and returns the status and lines.
-func (c Client) Stream(ctx context.Context, path string, body any) (*http.Response, []rpc.StreamLine, error) {
+// Stream posts body asking for NDJSON and returns the status, the
+// headers and the lines.
+func (c Client) Stream(ctx context.Context, path string, body any) (int, http.Header, []rpc.StreamLine, error) {
 	raw, _ := json.Marshal(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Base+path, bytes.NewReader(raw))
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", rpc.ContentTypeNDJSON)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	var lines []rpc.StreamLine
@@ -318,11 +320,11 @@ func (c Client) Stream(ctx context.Context, path string, body any) (*http.Respon
 	for sc.Scan() {
 		var l rpc.StreamLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return resp, lines, fmt.Errorf("line %q is not a stream line: %w", sc.Text(), err)
+			return resp.StatusCode, resp.Header, lines, fmt.Errorf("line %q is not a stream line: %w", sc.Text(), err)
 		}
 		lines = append(lines, l)
 	}
-	return resp, lines, sc.Err()
+	return resp.StatusCode, resp.Header, lines, sc.Err()
 }
 
 // DecodeError decodes an RPC error body, failing the test on another.

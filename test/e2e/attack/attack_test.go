@@ -571,7 +571,7 @@ func revokedKeyKeepsCDP(ctx context.Context, p apitest.Project) bool {
 	_, _, err = cdp.Conn().Read(readCtx)
 	Expect(err).To(HaveOccurred())
 	Expect(readCtx.Err()).NotTo(HaveOccurred(), "closed by the server, not timed out")
-	_, resp, err := websocket.Dial(ctx, cdpURL, nil)
+	_, resp, err := websocket.Dial(ctx, cdpURL, nil) //nolint:bodyclose // websocket.Dial closes the handshake's body
 	Expect(err).To(HaveOccurred())
 	Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 	return false

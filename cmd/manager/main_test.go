@@ -106,7 +106,9 @@ runner:
 			resp.Body.Close()
 			return resp.StatusCode, nil
 		}).Should(Equal(http.StatusOK))
-		Expect(s.Err).To(gbytes.Say(`starting manager.*"runnerImage":"registry\.example\.com/runner:v2"`))
+		// The log line and the probe race through different pipes: wait
+		// for the line rather than expect it already copied.
+		Eventually(s.Err).Should(gbytes.Say(`starting manager.*"runnerImage":"registry\.example\.com/runner:v2"`))
 		s.Signal(syscall.SIGTERM)
 		Eventually(s).Should(gexec.Exit(0))
 	})

@@ -93,7 +93,7 @@ func (b *Browser) setup(ctx context.Context) error {
 		}
 		actions = append(actions, network.SetBlockedURLs().WithURLPatterns(block))
 	}
-	if err := chromedp.Run(b.tabContext(ctx), actions...); err != nil {
+	if err := chromedp.Run(b.ContextFor(ctx), actions...); err != nil {
 		return fmt.Errorf("applying the session's settings to the page: %w", err)
 	}
 	return nil
@@ -146,10 +146,10 @@ func (b *Browser) TargetID() target.ID { return b.targetID }
 // context is its child, so that the browser's death ends the operation.
 func (b *Browser) TabContext() context.Context { return b.ctx }
 
-// tabContext is a chromedp context of the runner's tab that ctx cancels.
+// ContextFor is a chromedp context of the runner's tab that ctx cancels.
 // chromedp finds the tab through the context's values; cancelling a child
 // of b.ctx ends the actions run with it, never the tab.
-func (b *Browser) tabContext(ctx context.Context) context.Context {
+func (b *Browser) ContextFor(ctx context.Context) context.Context {
 	tctx, cancel := context.WithCancelCause(b.ctx)
 	context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	return tctx

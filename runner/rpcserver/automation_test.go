@@ -158,7 +158,7 @@ func snapshotOf(t *testing.T, b *chromium.Browser) *page.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := tab.Capture(browsertest.TabContext(ctx, b), page.SnapshotOptions{})
+	snap, err := tab.Capture(b.ContextFor(ctx), page.SnapshotOptions{})
 	if err != nil {
 		t.Fatalf("taking a snapshot: %v", err)
 	}
@@ -190,7 +190,7 @@ func nodeID(t *testing.T, b *chromium.Browser, css string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var nodes []*cdp.Node
-	if err := chromedp.Run(browsertest.TabContext(ctx, b), chromedp.Nodes(css, &nodes, chromedp.ByQuery)); err != nil {
+	if err := chromedp.Run(b.ContextFor(ctx), chromedp.Nodes(css, &nodes, chromedp.ByQuery)); err != nil {
 		t.Fatalf("finding %s: %v", css, err)
 	}
 	return fmt.Sprintf("0-%d", nodes[0].BackendNodeID)

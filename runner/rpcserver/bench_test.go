@@ -108,7 +108,7 @@ func actThroughRunner(b *testing.B, c runnertest.Client) {
 func clickDirect(b *testing.B, br *chromium.Browser) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := chromedp.Run(browsertest.TabContext(ctx, br), chromedp.Click("#b", chromedp.ByQuery)); err != nil {
+	if err := chromedp.Run(br.ContextFor(ctx), chromedp.Click("#b", chromedp.ByQuery)); err != nil {
 		b.Fatalf("chromedp.Click: %v", err)
 	}
 }
@@ -156,7 +156,7 @@ func BenchmarkActInProcess(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				p := br.TabFor(browsertest.TabContext(ctx, br), time.Duration(v.settleMs)*time.Millisecond)
+				p := br.TabFor(br.ContextFor(ctx), time.Duration(v.settleMs)*time.Millisecond)
 				res, _, err := a.Act(p.Context(), p, clickB, nil)
 				cancel()
 				if err != nil || !res.Success {

@@ -60,17 +60,9 @@ func Start(t *testing.T, cfg *config.Config) *chromium.Browser {
 	return b
 }
 
-// TabContext is a chromedp context of b's tab that ctx cancels, as an
-// operation's.
-func TabContext(ctx context.Context, b *chromium.Browser) context.Context {
-	tctx, cancel := context.WithCancelCause(b.TabContext())
-	context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	return tctx
-}
-
 // Tab is a chromium.Tab on b's tab for one test step.
 func Tab(ctx context.Context, b *chromium.Browser) *chromium.Tab {
-	return b.TabFor(TabContext(ctx, b), 0)
+	return b.TabFor(b.ContextFor(ctx), 0)
 }
 
 // Navigate loads url in b's tab with the runner's Navigate.
@@ -97,7 +89,7 @@ func Evaluate(t testing.TB, b *chromium.Browser, expr string, out any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := chromedp.Run(TabContext(ctx, b), chromedp.Evaluate(expr, out)); err != nil {
+	if err := chromedp.Run(b.ContextFor(ctx), chromedp.Evaluate(expr, out)); err != nil {
 		t.Fatalf("evaluating %s: %v", expr, err)
 	}
 }

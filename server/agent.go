@@ -184,7 +184,9 @@ func agentResultOf(t *v1alpha1.AgentTask) agentResult {
 	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
 	if res := t.Status.Result; res != nil {
 		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
-		for _, a := range res.Actions {
+	}
+	{
+		for _, a := range t.Status.Actions {
 			out.Actions = append(out.Actions, agentAction{
 				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
 				TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,

@@ -47,6 +47,15 @@ type AgentTaskSpec struct {
 	// shouldCache captures a cache entry of the run, returned with its result.
 	// +optional
 	ShouldCache *bool `json:"shouldCache,omitempty"`
+
+	// activeDeadlineSeconds bounds the task's run, counted from when its
+	// agent started; past it the agent is stopped and the task fails with
+	// reason DeadlineExceeded. When omitted, the manager's
+	// tasks.defaultActiveDeadline (15 minutes unless configured).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	ActiveDeadlineSeconds *int32 `json:"activeDeadlineSeconds,omitempty"`
 }
 
 // SessionReference names a BrowserSession in the same namespace.
@@ -183,9 +192,34 @@ const (
 	// task waits for it the manager's sessions.secretWait (Pending), then
 	// fails.
 	AgentTaskReasonSecretNotAllowed = "SecretNotAllowed"
-	// AgentTaskReasonAgentUnavailable: this release cannot run agents.
+	// AgentTaskReasonAgentUnavailable: the session's runner cannot run the
+	// task (it refused it, or lost it: a runner restarted since).
 	AgentTaskReasonAgentUnavailable = "AgentUnavailable"
+	// AgentTaskReasonDispatched: the session's runner accepted the task
+	// and its agent runs (condition Running).
+	AgentTaskReasonDispatched = "Dispatched"
+	// AgentTaskReasonCompleted: the agent finished (condition Succeeded);
+	// result.completed says whether it considers the task complete.
+	AgentTaskReasonCompleted = "Completed"
+	// AgentTaskReasonAgentFailed: the agent stopped on an error, such as a
+	// model that could not be called (condition Failed).
+	AgentTaskReasonAgentFailed = "AgentFailed"
+	// AgentTaskReasonDeadlineExceeded: the task ran past its
+	// activeDeadlineSeconds (condition Failed).
+	AgentTaskReasonDeadlineExceeded = "DeadlineExceeded"
+	// AgentTaskReasonDeleted: the task was deleted while its agent ran,
+	// and the runner stopped it (condition Cancelled).
+	AgentTaskReasonDeleted = "Deleted"
 )
+
+// FinalizerAgentTask holds a dispatched task until the manager has told the
+// session's runner to stop its agent, so that deleting a running task stops
+// it.
+const FinalizerAgentTask = "browserfleet.io/agent-task"
+
+// MaxStatusActions is how many of the latest steps status.actions keeps;
+// the /v1 API answers every step.
+const MaxStatusActions = 20
 
 // AgentTaskStatus is the observed state of an AgentTask.
 type AgentTaskStatus struct {
@@ -213,6 +247,13 @@ type AgentTaskStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	Steps int32 `json:"steps,omitempty"`
+
+	// actions are the latest steps the agent took, oldest first: at most
+	// MaxStatusActions, their texts truncated to 1024 bytes.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	Actions []AgentAction `json:"actions,omitempty"`
 
 	// result is the agent's result once it finished.
 	// +optional
@@ -253,11 +294,12 @@ type AgentResult struct {
 	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
-	// actions are the steps the agent took, oldest first.
+	// output is what the agent's done tool reported as the task's output,
+	// as JSON, truncated to 16384 bytes.
 	// +optional
-	// +kubebuilder:validation:MaxItems=1000
-	// +listType=atomic
-	Actions []AgentAction `json:"actions,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16384
+	Output string `json:"output,omitempty"`
 }
 
 // AgentAction is one step an agent took.
@@ -296,7 +338,7 @@ type AgentAction struct {
 	// +kubebuilder:validation:MaxLength=8192
 	PageText string `json:"pageText,omitempty"`
 
-	// pageUrl is the page's URL after the step.
+	// pageUrl is the page's URL when the step started.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096

@@ -103,6 +103,12 @@ type Request struct {
 	MaxOutputTokens int
 	// Temperature, when set, is sent as the sampling temperature.
 	Temperature *float64
+	// Tools are the functions the model may call; it cannot be set with
+	// Schema.
+	Tools []Tool
+	// ToolChoice says whether the model must call one of Tools; empty is
+	// ToolChoiceAuto.
+	ToolChoice ToolChoice
 }
 
 // Message is one turn of the conversation.
@@ -111,7 +117,9 @@ type Message struct {
 	Parts []Part
 }
 
-// Part is a piece of a message: text, or an image when Image is set.
+// Part is a piece of a message: text, an image when Image is set, a tool
+// call the model made (assistant messages) or a tool's result (user
+// messages).
 type Part struct {
 	// Text is the text of a text part.
 	Text string
@@ -120,12 +128,18 @@ type Part struct {
 	Image []byte
 	// MIMEType is the type of Image; empty means "image/png".
 	MIMEType string
+	// ToolCall, when set, makes the part a call of the model's.
+	ToolCall *ToolCall
+	// ToolResult, when set, makes the part a tool's result.
+	ToolResult *ToolResult
 }
 
 // UserMessage returns a user message made of parts.
 func UserMessage(parts ...Part) Message { return Message{Role: RoleUser, Parts: parts} }
 
-// AssistantMessage returns an earlier answer of the model.
+// AssistantMessage returns an earlier answer of the model. An answer with
+// tool calls is sent back as Message{Role: RoleAssistant, Parts: ...} with a
+// TextPart (when it had text) and a ToolCallPart per call.
 func AssistantMessage(text string) Message {
 	return Message{Role: RoleAssistant, Parts: []Part{TextPart(text)}}
 }
@@ -160,6 +174,9 @@ type Schema struct {
 type Response struct {
 	// Text is the answer; with a Schema, it is the JSON document.
 	Text string
+	// ToolCalls are the tools the model called, in order; empty when it
+	// answered with text only.
+	ToolCalls []ToolCall
 	// FinishReason is the provider's own reason for stopping, such as
 	// "stop", "end_turn", "tool_use" or "STOP"; useful in logs.
 	FinishReason string

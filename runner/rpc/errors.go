@@ -63,6 +63,9 @@ const (
 	// (--max-queued-operations) already wait for their turn on the
 	// session's page; retry after the earlier ones have finished.
 	CodeSessionBusy ErrorCode = "SESSION_BUSY"
+	// CodeAgentBusy (409): another agent task runs in the session; one
+	// runs at a time.
+	CodeAgentBusy ErrorCode = "AGENT_BUSY"
 	// CodeSchemaViolation: the model's extraction is not valid against the
 	// caller's schema; the message says where. Retrying may help, a
 	// looser schema or a clearer instruction more.
@@ -114,6 +117,8 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusUnprocessableEntity
 	case CodeSessionBusy:
 		return http.StatusTooManyRequests
+	case CodeAgentBusy:
+		return http.StatusConflict
 	default:
 		return http.StatusInternalServerError
 	}

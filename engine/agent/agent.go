@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package agent runs an autonomous multi-step task on a page: a model
+// chooses tools (act, extract, goto, scroll, keys, ...) step by step until it
+// calls done or runs out of steps. It drives the page through an
+// engine.Engine and depends on nothing of the runner's, so that a client
+// library can run it in-process.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
+)
+
+// Mode is how the agent perceives and acts on the page.
+type Mode string
+
+const (
+	// ModeDOM works from the page's accessibility snapshot, through tools.
+	ModeDOM Mode = "dom"
+	// ModeHybrid adds screenshots and coordinate tools to ModeDOM's.
+	ModeHybrid Mode = "hybrid"
+	// ModeCUA is the provider's own computer-use loop.
+	ModeCUA Mode = "cua"
+)
+
+// Defaults of a zero Options field.
+const (
+	// DefaultMaxSteps bounds the tool calls of a run.
+	DefaultMaxSteps = 20
+	// DefaultToolTimeout bounds each tool call but think and wait.
+	DefaultToolTimeout = 45 * time.Second
+)
+
+// ErrInvalidArgument marks a run that cannot start as asked.
+var ErrInvalidArgument = engine.ErrInvalidArgument
+
+// Options say what the agent is to do and within which bounds.
+type Options struct {
+	// Instruction is the task, in natural language. Required.
+	Instruction string
+	// Mode is ModeDOM when empty.
+	Mode Mode
+	// Model runs the agent's loop. Required.
+	Model llm.Client
+	// ExecutionModel serves the act, extract and fillForm tools; nil is
+	// Model.
+	ExecutionModel llm.Client
+	// SystemPrompt is added to the agent's own system prompt.
+	SystemPrompt string
+	// MaxSteps bounds the tool calls; zero is DefaultMaxSteps.
+	MaxSteps int
+	// ToolTimeout bounds each tool call but think and wait; zero is
+	// DefaultToolTimeout.
+	ToolTimeout time.Duration
+	// Variables are values the agent types by name: the model sees names
+	// and descriptions only, and %name% is replaced by its value only when
+	// input is typed.
+	Variables map[string]engine.Variable
+	// HighlightCursor draws a visible cursor in the page for coordinate
+	// actions.
+	HighlightCursor bool
+	// ShouldCache records the run's deterministic steps in
+	// Result.CacheEntry.
+	ShouldCache bool
+	// OnStep, when set, is called after each step with its index (from 0),
+	// the step, and the usage of every model call so far. The run waits
+	// for it.
+	OnStep func(index int, step Step, usage llm.Usage)
+	// Logger receives the agent's logs; nil discards them. Variable
+	// values are never logged.
+	Logger *slog.Logger
+}
+
+// Step is one step of a run, in the /v1 API's shape.
+type Step struct {
+	// Type is the tool the step used, such as "act" or "goto".
+	Type string
+	// Reasoning is the model's reason for the step.
+	Reasoning string
+	// TaskCompleted is whether the agent considered the task complete
+	// after the step.
+	TaskCompleted bool
+	// Action describes what the step did.
+	Action string
+	// TimeMs is how long the step took.
+	TimeMs int64
+	// PageText is what the step read off the page, where it read it.
+	PageText string
+	// PageURL is the page's URL when the step started.
+	PageURL string
+	// Instruction is the step's instruction (act, extract, fillForm).
+	Instruction string
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// Success is whether the agent finished its task (done with
+	// taskComplete true).
+	Success bool
+	// Message is the agent's final message, or why it stopped.
+	Message string
+	// Completed is whether the run reached an end of its own (done)
+	// rather than a limit.
+	Completed bool
+	// Actions are every step, oldest first.
+	Actions []Step
+	// Output is the done tool's output, when the model gave one.
+	Output json.RawMessage
+	// Metadata is extra facts of the run, for the /v1 result's metadata.
+	Metadata map[string]any
+	// Usage sums every model call of the run, the tools' included.
+	Usage llm.Usage
+	// CacheEntry is set when Options.ShouldCache was.
+	CacheEntry *CacheEntry
+}
+
+// CacheEntry is a run's deterministic steps under a key that names what
+// produced them.
+type CacheEntry struct {
+	// Key hashes the instruction, the start URL, the options that change
+	// behaviour, the agent config without secrets, and the variable names.
+	Key string
+	// Entry is the recorded steps, as JSON.
+	Entry json.RawMessage
+}
+
+// Run runs the agent on e's page until it calls done, runs out of steps,
+// or ctx ends. A model that cannot be called is an error (an *llm.Error);
+// a step that fails is told to the model, which may try something else.
+func Run(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
+	return nil, errors.New("agent: not implemented yet")
+}

@@ -123,7 +123,9 @@ func TestRunRefusesCUAForNow(t *testing.T) {
 func TestCompressKeepsTheLatestTreeAndTwoScreenshots(t *testing.T) {
 	png := []byte("png")
 	tree := func(s string) llm.Part { return llm.ToolResultPart(llm.ToolResult{Name: toolAriaTree, Text: s}) }
-	shot := func(s string) llm.Part { return llm.ToolResultPart(llm.ToolResult{Name: toolScreenshot, Text: s, Image: png}) }
+	shot := func(s string) llm.Part {
+		return llm.ToolResultPart(llm.ToolResult{Name: toolScreenshot, Text: s, Image: png})
+	}
 	msgs := []llm.Message{
 		llm.UserMessage(tree("tree 1"), shot("shot 1")),
 		llm.UserMessage(llm.ToolResultPart(llm.ToolResult{Name: toolAriaTree, Text: "failed", IsError: true})),

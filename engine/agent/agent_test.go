@@ -17,10 +17,12 @@ limitations under the License.
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image/png"
 	"os"
 	"regexp"
 	"strings"
@@ -28,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
@@ -296,8 +299,8 @@ func TestDOMTask(t *testing.T) {
 		if len(reqs) != 6 {
 			t.Fatalf("the loop model got %d requests, want 6", len(reqs))
 		}
-		if last := reqs[5].ToolResults; len(last) != 1 || last[0].Name != "ariaTree" || !strings.Contains(last[0].Text, "Price: 42.50") {
-			t.Errorf("the ariaTree result sent: %+v", last)
+		if rs := reqs[5].ToolResults; len(rs) != 5 || rs[4].Name != "ariaTree" || !strings.Contains(rs[4].Text, "Price: 42.50") {
+			t.Errorf("the tool results sent: %+v", rs)
 		}
 		if !strings.Contains(reqs[0].Text, "%password%") || !strings.Contains(reqs[0].Text, "ada's password") {
 			t.Error("the model was not told the variable's name and description")
@@ -361,4 +364,370 @@ func TestDOMTask(t *testing.T) {
 			}
 		}
 	})
+}
+
+// open navigates the tab before a run.
+func open(t *testing.T, ctx context.Context, e *engine.Engine, url string) {
+	t.Helper()
+	if err := e.Page().Navigate(ctx, url, page.NavigateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// imageSize reads a PNG's size.
+func imageSize(t *testing.T, b []byte) (int, int) {
+	t.Helper()
+	cfg, err := png.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg.Width, cfg.Height
+}
+
+func TestHybridTask(t *testing.T) {
+	scripted(t, "clicks and drags at screenshot coordinates scaled to a larger viewport", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		// A 1600x1000 viewport is sent as a 1280x800 screenshot: the
+		// model's points are 0.8 times the page's.
+		if err := chromedp.Run(ctx, emulation.SetDeviceMetricsOverride(1600, 1000, 1, false)); err != nil {
+			t.Fatal(err)
+		}
+		open(t, ctx, e, site.URL+"/board")
+		b := agentsite.Board
+		at := func(x, y float64) []float64 { return []float64{x * 0.8, y * 0.8} }
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(
+			calls(call("screenshot", map[string]any{})),
+			calls(call("click", map[string]any{"describe": "the Reveal code button", "coordinates": at(b.RevealButton.X, b.RevealButton.Y)})),
+			calls(call("dragAndDrop", map[string]any{"describe": "the card onto the box",
+				"startCoordinates": at(b.Card.X, b.Card.Y), "endCoordinates": at(b.DropBox.X, b.DropBox.Y)})),
+			calls(call("ariaTree", map[string]any{})),
+			calls(call("done", map[string]any{"reasoning": "The code is 7391.", "taskComplete": true, "output": map[string]string{"code": agentsite.RevealedCode}})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction:     "Reveal the code, drop the card in the box, and tell me the code.",
+			Mode:            agent.ModeHybrid,
+			Model:           client(t, loop, llmtest.Anthropic),
+			HighlightCursor: true,
+			ShouldCache:     true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || string(res.Output) != `{"code":"7391"}` {
+			t.Errorf("result %+v output %s", res, res.Output)
+		}
+		if got := eval[string](t, ctx, `document.getElementById('code').textContent + '|' + document.getElementById('box').textContent`); got != "Code: 7391|Dropped" {
+			t.Errorf("the page shows %q; the click or the drag missed", got)
+		}
+		// The cursor was drawn where the last action ended, in page pixels.
+		if got := eval[[]float64](t, ctx, `(() => { const r = document.getElementById('`+page.CursorID+`').getBoundingClientRect(); return [r.left + r.width/2, r.top + r.height/2]; })()`); !cmp.Equal(got, []float64{b.DropBox.X, b.DropBox.Y}) {
+			t.Errorf("the cursor is at %v, want %v", got, []float64{b.DropBox.X, b.DropBox.Y})
+		}
+
+		reqs := loop.Requests()
+		if len(reqs) != 5 {
+			t.Fatalf("%d loop requests", len(reqs))
+		}
+		if n := len(reqs[1].Images); n != 1 {
+			t.Fatalf("after the screenshot the model got %d images", n)
+		}
+		if w, h := imageSize(t, reqs[1].Images[0]); w != 1280 || h != 800 {
+			t.Errorf("the screenshot is %dx%d, want 1280x800", w, h)
+		}
+		// The screenshot, then one after the click, then one after the
+		// drag: only the two latest are kept.
+		for i, want := range []int{1, 2, 2, 2} {
+			if n := len(reqs[i+1].Images); n != want {
+				t.Errorf("request %d carries %d images, want %d", i+2, n, want)
+			}
+		}
+		if !strings.Contains(reqs[4].Text, "screenshot left out") {
+			t.Error("the dropped screenshot left no placeholder")
+		}
+
+		var entry struct {
+			Steps []struct {
+				Type    string          `json:"type"`
+				Actions []engine.Action `json:"actions"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal(res.CacheEntry.Entry, &entry); err != nil {
+			t.Fatal(err)
+		}
+		if len(entry.Steps) != 2 {
+			t.Fatalf("cached steps %+v", entry.Steps)
+		}
+		click, drag := entry.Steps[0].Actions[0], entry.Steps[1].Actions[0]
+		if click.Method != "click" || !strings.HasSuffix(click.Selector, "/button[1]") {
+			t.Errorf("the click is cached as %+v", click)
+		}
+		if drag.Method != "dragAndDrop" || !strings.HasSuffix(drag.Selector, "/div[1]") || len(drag.Arguments) != 1 || !strings.HasSuffix(drag.Arguments[0], "/div[2]") {
+			t.Errorf("the drag is cached as %+v", drag)
+		}
+	})
+
+	scripted(t, "signs in by typing at coordinates with a variable password and pressing Enter", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/login")
+		centre := func(id string) []float64 {
+			return eval[[]float64](t, ctx, `(() => { const r = document.getElementById('`+id+`').getBoundingClientRect(); return [r.left + r.width/2, r.top + r.height/2]; })()`)
+		}
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(
+			calls(call("type", map[string]any{"describe": "the Username field", "text": "ada", "coordinates": centre("username")})),
+			calls(call("type", map[string]any{"describe": "the Password field", "text": "%password%", "coordinates": centre("password")})),
+			calls(call("keys", map[string]any{"method": "press", "value": "Enter"})),
+			calls(call("done", map[string]any{"reasoning": "Signed in.", "taskComplete": true})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "Sign in as ada.",
+			Mode:        agent.ModeHybrid,
+			Model:       client(t, loop, llmtest.Google),
+			Variables:   map[string]engine.Variable{"password": {Value: password}},
+			ShouldCache: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || !cmp.Equal(site.Logins(), []bool{true}) {
+			t.Errorf("result %+v, sign-ins %v", res, site.Logins())
+		}
+		text, body := requestsText(loop)
+		if strings.Contains(text, password) || strings.Contains(body, password) || strings.Contains(string(res.CacheEntry.Entry), password) {
+			t.Error("the password left the agent")
+		}
+		if !strings.Contains(string(res.CacheEntry.Entry), `"method":"type","arguments":["%password%"]`) {
+			t.Errorf("the cache entry does not record the typed placeholder: %s", res.CacheEntry.Entry)
+		}
+	})
+}
+
+func TestLimits(t *testing.T) {
+	scripted(t, "maxSteps ends the run uncompleted, even within one answer", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		think := call("think", map[string]string{"reasoning": "planning"})
+		loop.Enqueue(calls(think), calls(think, think))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "plan forever", Model: client(t, loop, llmtest.OpenAI), MaxSteps: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Success || res.Completed || !strings.Contains(res.Message, "maxSteps (2)") || len(res.Actions) != 2 || res.Metadata["stopReason"] != "maxSteps" {
+			t.Errorf("result %+v", res)
+		}
+		if n := len(loop.Requests()); n != 2 {
+			t.Errorf("the model was asked %d times, want 2", n)
+		}
+	})
+
+	scripted(t, "a tool that times out tells the model, and the run goes on", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/login")
+		loop := llmtest.NewServer(t)
+		exec := newExecutor(t, llmtest.OpenAI, func(t *testing.T, tree string) llmtest.Reply {
+			return actOn(`^button: Sign in`, "click")(t, tree).WithDelay(time.Minute)
+		})
+		loop.Enqueue(
+			calls(call("act", map[string]string{"action": "click the Sign in button"})),
+			calls(call("done", map[string]any{"reasoning": "The page did not answer in time.", "taskComplete": false})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "click sign in", Model: client(t, loop, llmtest.OpenAI), ExecutionModel: exec, ToolTimeout: time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Success || !res.Completed || len(res.Actions) != 2 || res.Actions[0].Action != "timed out" {
+			t.Errorf("result %+v", res)
+		}
+		rs := loop.Requests()[1].ToolResults
+		if len(rs) != 1 || !rs[0].IsError || !strings.Contains(rs[0].Text, "TimeoutError: act did not finish within 1s") {
+			t.Errorf("the model was told %+v", rs)
+		}
+	})
+
+	scripted(t, "cancelling the context mid-tool ends the run with the context's error", func(t *testing.T) {
+		e, ctx := newTab(t)
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(calls(call("wait", map[string]int{"timeMs": agent.MaxWait})))
+		type outcome struct {
+			res *agent.Result
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := agent.Run(ctx, e, agent.Options{Instruction: "wait", Model: client(t, loop, llmtest.OpenAI)})
+			done <- outcome{res, err}
+		}()
+		waitFor(t, func() bool { return len(loop.Requests()) == 1 })
+		cancel()
+		var o outcome
+		select {
+		case o = <-done:
+		case <-time.After(time.Minute):
+			t.Fatal("the run did not end after its context was cancelled")
+		}
+		if !errors.Is(o.err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", o.err)
+		}
+		if o.res != nil && len(o.res.Actions) != 0 {
+			t.Errorf("the cancelled wait was reported as a step: %+v", o.res.Actions)
+		}
+	})
+
+	scripted(t, "a model that cannot be called ends the run with its error", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(llmtest.Status(401).WithMessage("bad key"))
+		_, err := agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic)})
+		var le *llm.Error
+		if !errors.As(err, &le) || le.StatusCode != 401 {
+			t.Errorf("err = %v, want the *llm.Error of the 401", err)
+		}
+
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		open(t, ctx, e, site.URL+"/login")
+		exec := newExecutor(t, llmtest.OpenAI, func(*testing.T, string) llmtest.Reply { return llmtest.Status(403) })
+		loop.Enqueue(calls(call("act", map[string]string{"action": "click the Sign in button"})))
+		_, err = agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic), ExecutionModel: exec})
+		if !errors.As(err, &le) || le.StatusCode != 403 || !strings.Contains(err.Error(), "execution model") {
+			t.Errorf("err = %v, want the execution model's *llm.Error of the 403", err)
+		}
+	})
+}
+
+func TestConversation(t *testing.T) {
+	scripted(t, "a model that stops without done is asked once more", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(
+			llmtest.Text("The price is 42.50."),
+			calls(call("done", map[string]any{"reasoning": "The price is 42.50.", "taskComplete": true})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "price?", Model: client(t, loop, llmtest.OpenAI)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || res.Message != "The price is 42.50." {
+			t.Errorf("result %+v", res)
+		}
+		reqs := loop.Requests()
+		if len(reqs) != 2 || reqs[0].ToolChoice != "auto" || reqs[1].ToolChoice != "required" || !strings.Contains(reqs[1].Text, "without calling the done tool") {
+			t.Errorf("requests: %d, choices %q then %q", len(reqs), reqs[0].ToolChoice, reqs[len(reqs)-1].ToolChoice)
+		}
+	})
+
+	scripted(t, "a model that stops twice without done ends the run uncompleted", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(llmtest.Text("Hmm."), llmtest.Text("I am not sure."))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "price?", Model: client(t, loop, llmtest.OpenAI)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Success || res.Completed || res.Message != "the model stopped without calling done: I am not sure." {
+			t.Errorf("result %+v", res)
+		}
+	})
+
+	scripted(t, "the third identical failing call is warned", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		bad := call("goto", map[string]string{"url": "ftp://127.0.0.1/file"})
+		loop.Enqueue(calls(bad), calls(bad), calls(bad), calls(call("done", map[string]any{"reasoning": "no", "taskComplete": false})))
+		if _, err := agent.Run(ctx, e, agent.Options{Instruction: "fetch", Model: client(t, loop, llmtest.OpenAI)}); err != nil {
+			t.Fatal(err)
+		}
+		rs := loop.Requests()[3].ToolResults
+		if len(rs) != 3 {
+			t.Fatalf("tool results %+v", rs)
+		}
+		for i, r := range rs {
+			warned := strings.Contains(r.Text, "has now failed 3 times")
+			if !r.IsError || !strings.Contains(r.Text, "http or https") || warned != (i == 2) {
+				t.Errorf("result %d: %+v", i, r)
+			}
+		}
+	})
+
+	scripted(t, "only the latest page outline is sent verbatim", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/login")
+		loop := llmtest.NewServer(t)
+		tree := call("ariaTree", map[string]any{})
+		loop.Enqueue(calls(tree), calls(tree), calls(tree), calls(call("done", map[string]any{"reasoning": "read", "taskComplete": true})))
+		if _, err := agent.Run(ctx, e, agent.Options{Instruction: "read", Model: client(t, loop, llmtest.OpenAI)}); err != nil {
+			t.Fatal(err)
+		}
+		last := loop.Requests()[3]
+		if n := strings.Count(last.Text, "Accessibility tree of"); n != 1 {
+			t.Errorf("the last request carries %d outlines, want 1", n)
+		}
+		if n := strings.Count(last.Text, "an earlier page outline, left out"); n != 2 {
+			t.Errorf("the last request carries %d placeholders, want 2", n)
+		}
+		if rs := last.ToolResults; len(rs) != 3 || !strings.Contains(rs[2].Text, "textbox: Password") {
+			t.Errorf("tool results %+v", rs)
+		}
+	})
+}
+
+func TestProviders(t *testing.T) {
+	for _, provider := range []string{llmtest.OpenAI, llmtest.Anthropic, llmtest.Google} {
+		scripted(t, "tool calls round trip over "+provider, func(t *testing.T) {
+			site := agentsite.New(t, agentsite.Options{Password: password})
+			e, ctx := newTab(t)
+			loop := llmtest.NewServer(t)
+			exec := newExecutor(t, provider,
+				actOn(`^button: Reveal code`, "click"),
+				func(*testing.T, string) llmtest.Reply { return llmtest.JSON(`{"extraction":"Code: 7391"}`) },
+			)
+			loop.Enqueue(
+				calls(call("goto", map[string]string{"url": site.URL + "/board"})),
+				calls(call("act", map[string]string{"action": "click the Reveal code button"}), call("extract", map[string]string{"instruction": "the code shown"})),
+				calls(call("done", map[string]any{"reasoning": "The code is 7391.", "taskComplete": true})),
+			)
+			res, err := agent.Run(ctx, e, agent.Options{Instruction: "get the code", Model: client(t, loop, provider), ExecutionModel: exec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var types []string
+			for _, s := range res.Actions {
+				types = append(types, s.Type)
+			}
+			if !res.Success || !cmp.Equal(types, []string{"goto", "act", "extract", "done"}) {
+				t.Errorf("result %+v", res)
+			}
+			if res.Actions[2].PageText != `{"extraction":"Code: 7391"}` {
+				t.Errorf("extract step %+v", res.Actions[2])
+			}
+			rs := loop.Requests()[2].ToolResults
+			var names []string
+			for _, r := range rs {
+				names = append(names, r.Name)
+			}
+			if !cmp.Equal(names, []string{"goto", "act", "extract"}) || !strings.Contains(rs[2].Text, "Code: 7391") || rs[1].IsError {
+				t.Errorf("tool results sent back %+v", rs)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing after a generous bound.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -50,14 +51,28 @@ func (p *Page) history(ctx context.Context) (*navigationHistory, error) {
 	return &h, nil
 }
 
+// urlRetries bounds URL's retries while Chrome swaps the tab's document.
+const urlRetries = 40
+
 // URL returns the URL of the tab's current page (its committed navigation
-// entry, so that it answers during a navigation too).
+// entry, so that it answers during a navigation too). While a navigation
+// swaps the tab's renderer, Chrome answers "Not attached to an active
+// page" for a moment; URL retries then, for up to two seconds.
 func (p *Page) URL(ctx context.Context) (string, error) {
-	h, err := p.history(ctx)
-	if err != nil {
-		return "", fmt.Errorf("page url: %w", err)
+	for i := 0; ; i++ {
+		h, err := p.history(ctx)
+		if err == nil {
+			return h.Entries[h.CurrentIndex].URL, nil
+		}
+		if i >= urlRetries || !strings.Contains(err.Error(), "Not attached to an active page") {
+			return "", fmt.Errorf("page url: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("page url: %w", ctx.Err())
+		case <-time.After(pollInterval):
+		}
 	}
-	return h.Entries[h.CurrentIndex].URL, nil
 }
 
 // jsLoaded resolves once the document has fired load (at once if it has).

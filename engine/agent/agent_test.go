@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -587,7 +588,7 @@ func TestLimits(t *testing.T) {
 		loop.Enqueue(llmtest.Status(401).WithMessage("bad key"))
 		_, err := agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic)})
 		var le *llm.Error
-		if !errors.As(err, &le) || le.StatusCode != 401 {
+		if !errors.As(err, &le) || le.StatusCode != http.StatusUnauthorized {
 			t.Errorf("err = %v, want the *llm.Error of the 401", err)
 		}
 
@@ -596,7 +597,7 @@ func TestLimits(t *testing.T) {
 		exec := newExecutor(t, llmtest.OpenAI, func(*testing.T, string) llmtest.Reply { return llmtest.Status(403) })
 		loop.Enqueue(calls(call("act", map[string]string{"action": "click the Sign in button"})))
 		_, err = agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic), ExecutionModel: exec})
-		if !errors.As(err, &le) || le.StatusCode != 403 || !strings.Contains(err.Error(), "execution model") {
+		if !errors.As(err, &le) || le.StatusCode != http.StatusForbidden || !strings.Contains(err.Error(), "execution model") {
 			t.Errorf("err = %v, want the execution model's *llm.Error of the 403", err)
 		}
 	})

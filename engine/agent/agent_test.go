@@ -738,8 +738,12 @@ func TestDeterministicTools(t *testing.T) {
 		site := agentsite.New(t, agentsite.Options{Password: password})
 		e, ctx := newTab(t)
 		loop := llmtest.NewServer(t)
-		press := func(key string) llmtest.ToolCall { return call("keys", map[string]string{"method": "press", "value": key}) }
-		typ := func(text string) llmtest.ToolCall { return call("keys", map[string]string{"method": "type", "value": text}) }
+		press := func(key string) llmtest.ToolCall {
+			return call("keys", map[string]string{"method": "press", "value": key})
+		}
+		typ := func(text string) llmtest.ToolCall {
+			return call("keys", map[string]string{"method": "type", "value": text})
+		}
 		loop.Enqueue(
 			calls(call("goto", map[string]string{"url": site.URL + "/login"})),
 			calls(press("Tab"), typ("ada"), press("Tab"), typ("%password%"), press("Enter")),

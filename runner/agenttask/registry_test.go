@@ -360,8 +360,10 @@ func TestEndings(t *testing.T) {
 			wantCause: rpc.Errorf(rpc.CodeTimeout, "the agent task did not finish within its deadline of 1ms"),
 		},
 		{
-			name:      "the runner stops",
-			end:       func(_ *testing.T, r *Registry, _ *steppedRun) { r.Stop(rpc.Errorf(rpc.CodeShuttingDown, "the runner is shutting down")) },
+			name: "the runner stops",
+			end: func(_ *testing.T, r *Registry, _ *steppedRun) {
+				r.Stop(rpc.Errorf(rpc.CodeShuttingDown, "the runner is shutting down"))
+			},
 			wantPhase: rpc.AgentTaskFailed,
 			wantErr:   rpc.Errorf(rpc.CodeShuttingDown, "the runner is shutting down"),
 			wantCause: rpc.Errorf(rpc.CodeShuttingDown, "the runner is shutting down"),

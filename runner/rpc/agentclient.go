@@ -97,14 +97,17 @@ func (c *Client) CancelAgentTask(ctx context.Context, uid string) (*AgentTaskSta
 // the task.
 func (c *Client) FollowAgentTask(ctx context.Context, uid string, from int, onEvent func(AgentTaskEvent) error) error {
 	path := AgentTaskPath(url.PathEscape(uid))
-	resp, err := c.do(ctx, http.MethodGet, path+"?"+ParamFrom+"="+strconv.Itoa(max(from, 0)), nil, ContentTypeNDJSON) //nolint:bodyclose // closeBody drains and closes it
+	resp, err := c.do(ctx, http.MethodGet, path+"?"+ParamFrom+"="+strconv.Itoa(max(from, 0)), nil, ContentTypeNDJSON)
 	if err != nil {
 		return err
 	}
-	defer closeBody(resp.Body)
 	if resp.StatusCode != http.StatusOK {
+		defer closeBody(resp.Body)
 		return c.statusError(ctx, path, resp)
 	}
+	// Closed without draining: a follow that stops early leaves a stream
+	// that would not end until the task does.
+	defer func() { _ = resp.Body.Close() }()
 	if mt := mediaType(resp.Header.Get("Content-Type")); mt != ContentTypeNDJSON {
 		return &Error{Code: CodeInternal, Message: fmt.Sprintf("runner %s answered %q instead of a stream", path, mt)}
 	}

@@ -288,6 +288,32 @@ func TestClientFollowAgentTask(t *testing.T) {
 	}
 }
 
+func TestClientFollowStopsEarly(t *testing.T) {
+	runnerSawLeave := make(chan struct{})
+	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request, _ bool) {
+		startStream(w)
+		writeEvent(t, w, AgentTaskEvent{Step: &testSteps[0]})
+		// The task runs on: the stream stays open until the follower
+		// leaves.
+		select {
+		case <-r.Context().Done():
+			close(runnerSawLeave)
+		case <-time.After(60 * time.Second):
+			t.Error("the runner never saw the follower leave")
+		}
+	})
+	errEnough := errors.New("enough")
+	err := c.FollowAgentTask(context.Background(), testTaskRequest.UID, 0, func(AgentTaskEvent) error { return errEnough })
+	if !errors.Is(err, errEnough) {
+		t.Fatalf("error = %v, want onEvent's", err)
+	}
+	select {
+	case <-runnerSawLeave:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the follower did not leave the stream")
+	}
+}
+
 func TestClientFollowCancel(t *testing.T) {
 	runnerSawCancel := make(chan struct{})
 	c, _ := newTestClient(t, func(w http.ResponseWriter, r *http.Request, _ bool) {

@@ -164,7 +164,7 @@ func (r *Registry) Start(uid string, deadline time.Duration, run RunFunc) (state
 		res, usage, err := run(ctx, func(index int, step rpc.AgentAction, usage rpc.Usage) {
 			r.step(t, index, step, usage)
 		})
-		r.finish(t, ctx, res, usage, err)
+		r.finish(ctx, t, res, usage, err)
 	}()
 	return t.snapshot(), true, nil
 }
@@ -189,7 +189,7 @@ func (r *Registry) step(t *task, index int, step rpc.AgentAction, usage rpc.Usag
 }
 
 // finish ends t with its run's outcome.
-func (r *Registry) finish(t *task, ctx context.Context, res *rpc.AgentResult, usage rpc.Usage, err error) {
+func (r *Registry) finish(ctx context.Context, t *task, res *rpc.AgentResult, usage rpc.Usage, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := &t.state

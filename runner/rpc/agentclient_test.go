@@ -78,7 +78,7 @@ func TestClientStartAgentTask(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request, _ bool) {
+			_, srv := newTestClient(t, func(w http.ResponseWriter, r *http.Request, _ bool) {
 				if r.Method != http.MethodPost || r.URL.Path != AgentTasksPath {
 					t.Errorf("request %s %s, want POST %s", r.Method, r.URL.Path, AgentTasksPath)
 				}
@@ -91,7 +91,7 @@ func TestClientStartAgentTask(t *testing.T) {
 				}
 				writeTestJSON(w, tt.status, tt.body)
 			})
-			c = NewClient(srv.URL, tt.token, srv.Client())
+			c := NewClient(srv.URL, tt.token, srv.Client())
 			got, created, err := c.StartAgentTask(context.Background(), testTaskRequest)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("state (-want +got):\n%s", diff)

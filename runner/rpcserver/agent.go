@@ -84,6 +84,9 @@ func (s *Server) serveAgentTasks(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, asRPCError(err))
 	case created:
+		// What the task is, never what it holds (keys, variable values).
+		s.log.Info("agent task accepted", "task", req.UID, "name", req.Name, "mode", req.Mode,
+			"maxSteps", req.MaxSteps, "deadlineSeconds", req.DeadlineSeconds)
 		writeJSON(w, http.StatusCreated, st)
 	default:
 		writeJSON(w, http.StatusOK, st)

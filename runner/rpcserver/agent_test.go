@@ -537,6 +537,14 @@ func TestAgentTaskFailures(t *testing.T) {
 			wantMsg:  []string{"agentConfig.model"},
 		},
 		{
+			name: "an execution model that cannot be used",
+			req: func(r *rpc.AgentTaskRequest, _ *llmtest.Server) {
+				r.ExecutionModel = &rpc.ModelConfig{ModelName: "gpt-4.1"}
+			},
+			wantCode: rpc.CodeBadRequest,
+			wantMsg:  []string{"agentConfig.executionModel"},
+		},
+		{
 			name:     "the model fails",
 			replies:  []llmtest.Reply{llmtest.Status(http.StatusBadRequest).WithMessage("the scripted model refuses")},
 			wantCode: rpc.CodeModelError,
@@ -578,12 +586,13 @@ func TestAgentTaskSecretsStayOut(t *testing.T) {
 	t.Log("(scripted model)")
 	b := browsertest.Shared(t)
 	site := newSite(t)
-	f := newAgentFixture(t, b, nil)
+	f := newAgentFixture(t, b, func(s *v1alpha1.BrowserSessionSpec) { s.SystemPrompt = "Session rule: answer in French." })
 	const password = "hunter2-7c41e0"
 	const taskKey = "sk-task-key-9d3a"
 	f.model.Enqueue(gotoCall(site.URL+"/form"), doneCall("signed in"))
 	req := taskRequest("5ec12e70-0000-4000-8000-000000000001", "sign in with %password%")
 	req.Variables = map[string]string{"password": password}
+	req.SystemPrompt = "Task rule: never buy anything."
 	req.Model = &rpc.ModelConfig{ModelName: modelNames[llmtest.OpenAI], APIKey: taskKey, BaseURL: f.model.BaseURL(llmtest.OpenAI), Headers: map[string]string{"X-Task-Secret": "header-secret-1"}}
 	f.start(t, req)
 	final := f.final(t, req.UID)
@@ -596,6 +605,14 @@ func TestAgentTaskSecretsStayOut(t *testing.T) {
 	}
 	for i, r := range reqs {
 		runnertest.WantNotContains(t, fmt.Sprintf("model request %d", i), string(r.Body), password)
+	}
+	// The session's system prompt, then the task's, reach the model.
+	if len(reqs) > 0 {
+		text := reqs[0].Text
+		session, task := strings.Index(text, "Session rule: answer in French."), strings.Index(text, "Task rule: never buy anything.")
+		if session < 0 || task < session {
+			t.Errorf("the model read %q; want the session's system prompt, then the task's", text)
+		}
 	}
 	state, _ := json.Marshal(final)
 	rep, err := f.client.Replay(context.Background())

@@ -72,10 +72,7 @@ func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTa
 		usage = rpcUsage(res.Usage)
 	}
 	if err != nil {
-		if errors.Is(err, engine.ErrNoModel) {
-			return nil, usage, a.models.noModelError(agentOp, "agentConfig.model")
-		}
-		return nil, usage, a.callError(agentOp, err)
+		return nil, usage, a.agentError(err)
 	}
 	if res == nil {
 		return nil, usage, rpc.Errorf(rpc.CodeEngineError, "the agent ended without a result")
@@ -96,6 +93,23 @@ func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTa
 		out.CacheEntry = &rpc.AgentCacheEntry{CacheKey: c.Key, Entry: c.Entry}
 	}
 	return out, usage, nil
+}
+
+// agentError gives a failed run its RPC code, as callError does an
+// operation's, but for a model that did not answer in its client's own
+// time limit: for an agent task TIMEOUT says the task's deadline passed
+// (the server reports it from the run's context), so the model's silence
+// is a MODEL_ERROR.
+func (a *Automation) agentError(err error) error {
+	if errors.Is(err, engine.ErrNoModel) {
+		return a.models.noModelError(agentOp, "agentConfig.model")
+	}
+	err = a.callError(agentOp, err)
+	var e *rpc.Error
+	if errors.As(err, &e) && e.Code == rpc.CodeTimeout {
+		return rpc.Errorf(rpc.CodeModelError, "%s", e.Message)
+	}
+	return err
 }
 
 // agentOptions checks req and turns it into the agent's options, OnStep

@@ -150,7 +150,12 @@ var _ = Describe("the README's quick start", func() {
 					Expect(reply["data"].(map[string]any)["result"]).To(Equal(map[string]any{"extraction": "ada@example.com"}))
 				}
 			case strings.HasPrefix(c, "kubectl get at"):
-				Expect(out).To(MatchRegexp(`\s` + session + `\s+Succeeded\s+2\s`))
+				// agentExecute answers from the runner; the task's
+				// status follows a moment later, as run again shows.
+				Eventually(func() string {
+					out, _ := sh.run(c)
+					return out
+				}).Should(MatchRegexp(`\s` + session + `\s+Succeeded\s+2\s`))
 			case strings.HasPrefix(c, "kubectl get bs"):
 				// end answers at once; the phase follows when the
 				// manager has stopped the browser, as run again shows.

@@ -653,8 +653,8 @@ func agentTaskOver(st *v1alpha1.AgentTaskStatus) bool {
 // SetupWithManager registers the reconciler with a manager. A session's
 // changes reach the tasks that name it through IndexAgentTaskSession, a
 // Secret's (metadata only) those that reference it through
-// IndexAgentTaskSecret; a task that settles or goes wakes the tasks of its
-// session that wait for their turn; the Dispatcher wakes a task whose run
+// IndexAgentTaskSecret; a task that is dispatched, settles or goes wakes
+// the other tasks of its session; the Dispatcher wakes a task whose run
 // changed.
 func (r *AgentTaskReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
@@ -667,14 +667,16 @@ func (r *AgentTaskReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// freesSession passes the events of a task that may let the next task of
-// its session run: it settled, or it went.
+// freesSession passes the events of a task that change the turns of its
+// session's tasks: it was dispatched (the others wait for it), it settled
+// or it went (the next may run).
 var freesSession = predicate.Funcs{
 	CreateFunc: func(event.CreateEvent) bool { return false },
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, oldOK := e.ObjectOld.(*v1alpha1.AgentTask)
 		cur, curOK := e.ObjectNew.(*v1alpha1.AgentTask)
-		return oldOK && curOK && !agentTaskOver(&old.Status) && agentTaskOver(&cur.Status)
+		return oldOK && curOK && (agentTaskOver(&old.Status) != agentTaskOver(&cur.Status) ||
+			taskDispatched(&old.Status) != taskDispatched(&cur.Status))
 	},
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return false },

@@ -47,6 +47,20 @@ func TestSubstitute(t *testing.T) {
 	}
 }
 
+func TestValidVariableName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"password": true, "user.name": true, "api-key_2": true,
+		"": false, "two words": false, "a%b": false, "pässword": false,
+	} {
+		if got := ValidVariableName(name); got != want {
+			t.Errorf("ValidVariableName(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if got := SubstituteVariables("%user%/%nope%", map[string]Variable{"user": {Value: "ada"}}); got != "ada/%nope%" {
+		t.Errorf("SubstituteVariables = %q", got)
+	}
+}
+
 func TestDescribeVariablesNeverShowsValues(t *testing.T) {
 	got := describeVariables(map[string]Variable{
 		"password": {Value: "hunter2", Description: "the account password"},

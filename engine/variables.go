@@ -86,3 +86,16 @@ func redact(s string, vars map[string]Variable) string {
 	}
 	return s
 }
+
+// SubstituteVariables fills the %name% placeholders of s with their values,
+// for callers that type input themselves (the agent's keys and type tools).
+// Unknown names are left as written.
+func SubstituteVariables(s string, vars map[string]Variable) string {
+	return substitute([]string{s}, vars)[0]
+}
+
+// ValidVariableName reports whether name can be written as %name%.
+func ValidVariableName(name string) bool {
+	p := "%" + name + "%"
+	return placeholder.FindString(p) == p
+}

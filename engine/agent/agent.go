@@ -24,7 +24,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -148,6 +148,20 @@ type CacheEntry struct {
 // Run runs the agent on e's page until it calls done, runs out of steps,
 // or ctx ends. A model that cannot be called is an error (an *llm.Error);
 // a step that fails is told to the model, which may try something else.
+// When ctx ends the error wraps ctx's error, and options that cannot run
+// wrap ErrInvalidArgument. On an error the Result, when not nil, holds the
+// steps taken and the usage so far.
 func Run(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
-	return nil, errors.New("agent: not implemented yet")
+	if e == nil {
+		return nil, fmt.Errorf("%w: no engine", ErrInvalidArgument)
+	}
+	if err := checkOptions(&opts); err != nil {
+		return nil, err
+	}
+	switch opts.Mode {
+	case ModeCUA:
+		return runCUA(ctx, e, opts)
+	default:
+		return runTools(ctx, e, opts)
+	}
 }

@@ -102,6 +102,28 @@ func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Respons
 		}}}
 		params.ToolChoice = anthropic.ToolChoiceParamOfTool(out.name)
 	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if schema == nil {
+			// Anthropic requires an input schema, even of no arguments.
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		tool := &anthropic.ToolParam{Name: t.Name, InputSchema: anthropicInputSchema(schema)}
+		if t.Description != "" {
+			tool.Description = anthropic.String(t.Description)
+		}
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: tool})
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice {
+		case ToolChoiceRequired:
+			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}}
+		case ToolChoiceNone:
+			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfNone: &anthropic.ToolChoiceNoneParam{}}
+		case ToolChoiceAuto:
+			params.ToolChoice = anthropic.ToolChoiceUnionParam{OfAuto: &anthropic.ToolChoiceAutoParam{}}
+		}
+	}
 
 	msg, err := b.client.Messages.New(ctx, params)
 	if err != nil {
@@ -109,13 +131,17 @@ func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Respons
 	}
 	var texts []string
 	var toolInput json.RawMessage
+	var calls []ToolCall
 	for _, block := range msg.Content {
 		switch block.Type {
 		case "text":
 			texts = append(texts, block.Text)
 		case "tool_use":
-			if out != nil && block.Name == out.name {
+			switch {
+			case out != nil && block.Name == out.name:
 				toolInput = block.Input
+			case out == nil:
+				calls = append(calls, ToolCall{ID: block.ID, Name: block.Name, Arguments: arguments(string(block.Input))})
 			}
 		}
 	}
@@ -134,6 +160,7 @@ func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Respons
 	u := msg.Usage
 	return &Response{
 		Text:         text,
+		ToolCalls:    calls,
 		FinishReason: string(msg.StopReason),
 		Usage: Usage{
 			// Anthropic counts cache reads and writes apart from
@@ -168,19 +195,49 @@ func anthropicInputSchema(s map[string]any) anthropic.ToolInputSchemaParam {
 	return in
 }
 
+// anthropicMessage converts a message. Tool results come first in a user
+// message, as Anthropic requires, each with its image inside.
 func anthropicMessage(m Message) anthropic.MessageParam {
 	blocks := make([]anthropic.ContentBlockParamUnion, 0, len(m.Parts))
 	for _, p := range m.Parts {
-		if len(p.Image) > 0 {
-			blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64.StdEncoding.EncodeToString(p.Image)))
-			continue
+		if r := p.ToolResult; r != nil {
+			blocks = append(blocks, anthropicToolResult(r))
 		}
-		blocks = append(blocks, anthropic.NewTextBlock(p.Text))
+	}
+	for _, p := range m.Parts {
+		switch {
+		case p.ToolResult != nil:
+		case p.ToolCall != nil:
+			blocks = append(blocks, anthropic.NewToolUseBlock(p.ToolCall.ID, argumentsObject(p.ToolCall.Arguments), p.ToolCall.Name))
+		case len(p.Image) > 0:
+			blocks = append(blocks, anthropic.NewImageBlockBase64(p.MIMEType, base64.StdEncoding.EncodeToString(p.Image)))
+		default:
+			blocks = append(blocks, anthropic.NewTextBlock(p.Text))
+		}
 	}
 	if m.Role == RoleAssistant {
 		return anthropic.NewAssistantMessage(blocks...)
 	}
 	return anthropic.NewUserMessage(blocks...)
+}
+
+func anthropicToolResult(r *ToolResult) anthropic.ContentBlockParamUnion {
+	block := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
+	if r.IsError {
+		block.IsError = anthropic.Bool(true)
+	}
+	if r.Text != "" {
+		block.Content = append(block.Content, anthropic.ToolResultBlockParamContentUnion{OfText: &anthropic.TextBlockParam{Text: r.Text}})
+	}
+	if len(r.Image) > 0 {
+		block.Content = append(block.Content, anthropic.ToolResultBlockParamContentUnion{OfImage: &anthropic.ImageBlockParam{
+			Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
+				Data:      base64.StdEncoding.EncodeToString(r.Image),
+				MediaType: anthropic.Base64ImageSourceMediaTypeImagePNG,
+			}},
+		}})
+	}
+	return anthropic.ContentBlockParamUnion{OfToolResult: &block}
 }
 
 func (b *anthropicBackend) apiError(err error) (int, string, bool) {

@@ -185,6 +185,10 @@ func validateRequest(req *Request) error {
 		parts := slices.Clone(m.Parts)
 		for j, p := range parts {
 			switch {
+			case p.ToolCall != nil || p.ToolResult != nil:
+				if p.ToolCall != nil && p.ToolResult != nil || p.Text != "" || len(p.Image) > 0 {
+					return fmt.Errorf("%w: message %d part %d holds more than one of text, image, ToolCall and ToolResult", ErrInvalidRequest, i, j)
+				}
 			case len(p.Image) > 0 && p.Text != "":
 				return fmt.Errorf("%w: message %d part %d has both text and an image", ErrInvalidRequest, i, j)
 			case len(p.Image) > 0 && m.Role != RoleUser:
@@ -201,9 +205,12 @@ func validateRequest(req *Request) error {
 		}
 		msgs[i].Parts = parts
 	}
+	if err := validateToolParts(req, msgs); err != nil {
+		return err
+	}
 	req.Messages = msgs
 	if req.Schema != nil && len(req.Schema.JSON) == 0 {
 		return fmt.Errorf("%w: Schema has no JSON schema", ErrInvalidRequest)
 	}
-	return nil
+	return validateTools(req)
 }

@@ -37,6 +37,23 @@ limitations under the License.
 // (see [AdaptSchemaForStrict]), a forced tool call for Anthropic, and a JSON
 // response schema for Google.
 //
+// With Request.Tools set, the model may call functions instead of, or
+// besides, answering in words: Response.ToolCalls lists the calls, and the
+// caller sends the conversation back with an assistant message holding the
+// calls ([ToolCallPart]) and a user message holding their outcomes
+// ([ToolResultPart]). Each provider gets its native form: Chat Completions
+// function tools, tool_calls and role "tool" messages (a tool result's
+// image follows them in a user message, since tool messages take text
+// only); Anthropic tool_use and tool_result blocks (the image inside the
+// result); Gemini function declarations, functionCall and functionResponse
+// parts (the image as inlineData after the responses). Gemini gives no call
+// ids: the client numbers the calls of a conversation "call_0", "call_1",
+// ..., keeps those ids to itself and sends the responses in the order of
+// the calls, which is how Gemini matches them. Request validation refuses
+// what a provider would: bad or repeated tool names, Tools with Schema, a
+// result that answers no call of the assistant message right before it, a
+// call left unanswered.
+//
 // The package owns retries (429 and 5xx, exponential backoff, Retry-After
 // honoured) and the per-call timeout, so that all providers behave alike;
 // the SDKs' own retries are turned off. It reads no environment variable:

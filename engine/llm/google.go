@@ -18,9 +18,12 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/genai"
@@ -91,9 +94,34 @@ func (b *googleBackend) generate(ctx context.Context, req *Request) (*Response, 
 		cfg.ResponseMIMEType = "application/json"
 		cfg.ResponseJsonSchema = out.wire
 	}
+	if len(req.Tools) > 0 {
+		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			d := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
+			if t.Parameters != nil {
+				params, err := adaptSchemaForGemini(t.Parameters)
+				if err != nil {
+					return nil, fmt.Errorf("%w: tool %s: parameters: %w", ErrInvalidRequest, t.Name, err)
+				}
+				d.ParametersJsonSchema = params
+			}
+			decls = append(decls, d)
+		}
+		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		mode := map[ToolChoice]genai.FunctionCallingConfigMode{
+			ToolChoiceAuto:     genai.FunctionCallingConfigModeAuto,
+			ToolChoiceRequired: genai.FunctionCallingConfigModeAny,
+			ToolChoiceNone:     genai.FunctionCallingConfigModeNone,
+		}[req.ToolChoice]
+		if mode != "" {
+			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
+		}
+	}
 	contents := make([]*genai.Content, 0, len(req.Messages))
-	for _, m := range req.Messages {
-		contents = append(contents, googleContent(m))
+	var prev *Message
+	for i, m := range req.Messages {
+		contents = append(contents, googleContent(m, prev))
+		prev = &req.Messages[i]
 	}
 
 	resp, err := b.models.GenerateContent(ctx, b.model, contents, cfg)
@@ -108,8 +136,26 @@ func (b *googleBackend) generate(ctx context.Context, req *Request) (*Response, 
 	}
 	cand := resp.Candidates[0]
 	var texts []string
+	var calls []ToolCall
+	next := nextGoogleCallNumber(req.Messages)
 	if cand.Content != nil {
 		for _, p := range cand.Content.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				call := ToolCall{ID: fc.ID, Name: fc.Name, Signature: p.ThoughtSignature}
+				if call.ID == "" {
+					call.ID = googleCallID(next)
+					next++
+				}
+				args := fc.Args
+				if args == nil {
+					args = map[string]any{}
+				}
+				if call.Arguments, err = json.Marshal(args); err != nil {
+					return nil, fmt.Errorf("%w: the arguments of a call of %s: %w", ErrInvalidOutput, fc.Name, err)
+				}
+				calls = append(calls, call)
+				continue
+			}
 			// Thought summaries are not the answer.
 			if p.Text != "" && !p.Thought {
 				texts = append(texts, p.Text)
@@ -122,7 +168,7 @@ func (b *googleBackend) generate(ctx context.Context, req *Request) (*Response, 
 			return nil, fmt.Errorf("%w (finish reason %q)", err, cand.FinishReason)
 		}
 	}
-	r := &Response{Text: text, FinishReason: string(cand.FinishReason)}
+	r := &Response{Text: text, ToolCalls: calls, FinishReason: string(cand.FinishReason)}
 	if u := resp.UsageMetadata; u != nil {
 		r.Usage = Usage{
 			InputTokens: int64(u.PromptTokenCount),
@@ -136,19 +182,113 @@ func (b *googleBackend) generate(ctx context.Context, req *Request) (*Response, 
 	return r, nil
 }
 
-func googleContent(m Message) *genai.Content {
+// googleContent converts a message; prev is the message before it, whose
+// calls its tool results answer.
+func googleContent(m Message, prev *Message) *genai.Content {
 	c := &genai.Content{Role: genai.RoleUser}
 	if m.Role == RoleAssistant {
 		c.Role = genai.RoleModel
 	}
+	// Gemini matches function responses to calls by name and order: they
+	// go in the order of the calls, then their images, then the message's
+	// own parts.
+	var results []*ToolResult
 	for _, p := range m.Parts {
-		if len(p.Image) > 0 {
-			c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: p.MIMEType, Data: p.Image}})
-			continue
+		if p.ToolResult != nil {
+			results = append(results, p.ToolResult)
 		}
-		c.Parts = append(c.Parts, &genai.Part{Text: p.Text})
+	}
+	if len(results) > 0 && prev != nil {
+		order := map[string]int{}
+		for _, p := range prev.Parts {
+			if p.ToolCall != nil {
+				order[p.ToolCall.ID] = len(order)
+			}
+		}
+		slices.SortStableFunc(results, func(a, b *ToolResult) int { return order[a.CallID] - order[b.CallID] })
+	}
+	for _, r := range results {
+		resp := map[string]any{"output": r.Text}
+		if r.IsError {
+			// Gemini's documented keys: "output" for a result, "error" for
+			// a failure.
+			resp = map[string]any{"error": r.Text}
+		}
+		fr := &genai.FunctionResponse{Name: r.Name, Response: resp}
+		if !isGoogleCallID(r.CallID) {
+			fr.ID = r.CallID
+		}
+		c.Parts = append(c.Parts, &genai.Part{FunctionResponse: fr})
+	}
+	for _, r := range results {
+		if len(r.Image) > 0 {
+			c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: "image/png", Data: r.Image}})
+		}
+	}
+	for _, p := range m.Parts {
+		switch {
+		case p.ToolResult != nil:
+		case p.ToolCall != nil:
+			fc := &genai.FunctionCall{Name: p.ToolCall.Name}
+			if !isGoogleCallID(p.ToolCall.ID) {
+				fc.ID = p.ToolCall.ID
+			}
+			if err := json.Unmarshal(argumentsObject(p.ToolCall.Arguments), &fc.Args); err != nil {
+				fc.Args = map[string]any{}
+			}
+			c.Parts = append(c.Parts, &genai.Part{FunctionCall: fc, ThoughtSignature: p.ToolCall.Signature})
+		case len(p.Image) > 0:
+			c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: p.MIMEType, Data: p.Image}})
+		default:
+			c.Parts = append(c.Parts, &genai.Part{Text: p.Text})
+		}
 	}
 	return c
+}
+
+// googleCallPrefix starts the ids made up for Gemini's calls, which come
+// without one.
+const googleCallPrefix = "call_"
+
+// googleCallID is the id of the n-th call of a conversation, counting from
+// zero.
+func googleCallID(n int) string { return googleCallPrefix + strconv.Itoa(n) }
+
+// isGoogleCallID reports whether id was made up by googleCallID, and so
+// is not sent to Gemini.
+func isGoogleCallID(id string) bool {
+	n, ok := strings.CutPrefix(id, googleCallPrefix)
+	if !ok || n == "" {
+		return false
+	}
+	for _, r := range n {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// nextGoogleCallNumber returns the number of the next made-up call id of a
+// conversation: past every call in it and every made-up id, so that ids
+// stay unique and the same conversation always gets the same ids, even
+// when the caller dropped earlier turns.
+func nextGoogleCallNumber(msgs []Message) int {
+	next := 0
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			if p.ToolCall == nil {
+				continue
+			}
+			next++
+			if n, ok := strings.CutPrefix(p.ToolCall.ID, googleCallPrefix); ok && isGoogleCallID(p.ToolCall.ID) {
+				if k, err := strconv.Atoi(n); err == nil && k >= next {
+					next = k + 1
+				}
+			}
+		}
+	}
+	return next
 }
 
 func (b *googleBackend) apiError(err error) (int, string, bool) {

@@ -76,7 +76,25 @@ func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, 
 		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
 	}
 	for _, m := range req.Messages {
-		params.Messages = append(params.Messages, openAIMessage(m))
+		params.Messages = append(params.Messages, openAIMessages(m)...)
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{
+			Name: t.Name,
+			// Strict would require the schema adapted and every property
+			// required; tools take the caller's schema as given.
+			Strict: openai.Bool(false),
+		}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		if t.Parameters != nil {
+			fn.Parameters = shared.FunctionParameters(t.Parameters)
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	if len(req.Tools) > 0 && req.ToolChoice != "" {
+		params.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(req.ToolChoice))}
 	}
 	if req.MaxOutputTokens > 0 {
 		if b.compatible {
@@ -125,9 +143,17 @@ func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, 
 			return nil, fmt.Errorf("%w (finish reason %q)", err, choice.FinishReason)
 		}
 	}
+	var calls []ToolCall
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.Type != "function" {
+			return nil, fmt.Errorf("%w: the model called a %q tool, which was not offered", ErrInvalidOutput, tc.Type)
+		}
+		calls = append(calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
+	}
 	u := completion.Usage
 	return &Response{
 		Text:         text,
+		ToolCalls:    calls,
 		FinishReason: choice.FinishReason,
 		Usage: Usage{
 			InputTokens:       u.PromptTokens,
@@ -138,18 +164,53 @@ func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, 
 	}, nil
 }
 
-// openAIMessage converts a message. Text-only content goes as a plain
+// openAIMessages converts a message. Text-only content goes as a plain
 // string, which every OpenAI-compatible server understands; content parts
-// only when an image needs them.
-func openAIMessage(m Message) openai.ChatCompletionMessageParamUnion {
+// only when an image needs them. Tool results become role "tool" messages,
+// which take text only: their images follow in a user message.
+func openAIMessages(m Message) []openai.ChatCompletionMessageParamUnion {
 	if m.Role == RoleAssistant {
-		return openai.AssistantMessage(joinText(m.Parts))
+		msg := openai.ChatCompletionAssistantMessageParam{}
+		if text := joinText(m.Parts); text != "" {
+			msg.Content.OfString = openai.String(text)
+		}
+		for _, p := range m.Parts {
+			if c := p.ToolCall; c != nil {
+				msg.ToolCalls = append(msg.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(arguments(string(c.Arguments)))},
+					},
+				})
+			}
+		}
+		return []openai.ChatCompletionMessageParamUnion{{OfAssistant: &msg}}
 	}
-	if !hasImage(m.Parts) {
-		return openai.UserMessage(joinText(m.Parts))
-	}
-	parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(m.Parts))
+	var out []openai.ChatCompletionMessageParamUnion
+	// rest is the user message after the tool messages: the images of the
+	// tool results, each with a caption naming its call, then the message's
+	// own parts.
+	var rest, own []Part
 	for _, p := range m.Parts {
+		r := p.ToolResult
+		if r == nil {
+			own = append(own, p)
+			continue
+		}
+		out = append(out, openai.ToolMessage(toolResultText(r), r.CallID))
+		if len(r.Image) > 0 {
+			rest = append(rest, TextPart(toolImageCaption(r)), ImagePart(r.Image))
+		}
+	}
+	rest = append(rest, own...)
+	if len(rest) == 0 {
+		return out
+	}
+	if !hasImage(rest) {
+		return append(out, openai.UserMessage(joinText(rest)))
+	}
+	parts := make([]openai.ChatCompletionContentPartUnionParam, 0, len(rest))
+	for _, p := range rest {
 		if len(p.Image) > 0 {
 			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
 				URL: "data:" + p.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.Image),
@@ -158,7 +219,7 @@ func openAIMessage(m Message) openai.ChatCompletionMessageParamUnion {
 		}
 		parts = append(parts, openai.TextContentPart(p.Text))
 	}
-	return openai.UserMessage(parts)
+	return append(out, openai.UserMessage(parts))
 }
 
 func (b *openAIBackend) apiError(err error) (int, string, bool) {
@@ -175,7 +236,7 @@ func (b *openAIBackend) apiError(err error) (int, string, bool) {
 func joinText(parts []Part) string {
 	texts := make([]string, 0, len(parts))
 	for _, p := range parts {
-		if len(p.Image) == 0 {
+		if p.Text != "" {
 			texts = append(texts, p.Text)
 		}
 	}

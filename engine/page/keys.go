@@ -98,6 +98,11 @@ func parseKey(spec string) (keyPress, error) {
 	name := parts[len(parts)-1]
 	if utf8.RuneCountInString(name) == 1 {
 		r, _ := utf8.DecodeRuneInString(name)
+		if len(kp.modifiers) > 0 && r >= 'A' && r <= 'Z' {
+			// "Control+A" names the A key, not Control+Shift+A: the
+			// upper-case letter would add Shift.
+			r += 'a' - 'A'
+		}
 		kp.key = r
 		return kp, nil
 	}

@@ -42,6 +42,9 @@ func TestParseKey(t *testing.T) {
 		{spec: "a", key: "a", texts: []string{"a"}},
 		{spec: "Shift+Tab", key: "Tab", modifiers: input.ModifierShift},
 		{spec: "Control+a", key: "a", modifiers: input.ModifierCtrl},
+		// A capital letter in a combination names the key, without Shift.
+		{spec: "Control+A", key: "a", modifiers: input.ModifierCtrl},
+		{spec: "Ctrl+Shift+A", key: "a", modifiers: input.ModifierCtrl | input.ModifierShift},
 		{spec: "Ctrl+Shift+ArrowLeft", key: "ArrowLeft", modifiers: input.ModifierCtrl | input.ModifierShift},
 		// "+" is Shift+= on the US layout chromedp's tables follow.
 		{spec: "Control++", key: "+", modifiers: input.ModifierCtrl | input.ModifierShift},

@@ -47,7 +47,6 @@ const (
 // AgentTaskPath is the path of the task with uid.
 func AgentTaskPath(uid string) string { return AgentTaskPathPrefix + uid }
 
-
 // Agent modes, as the AgentTask's spec.agentConfig.mode has them.
 const (
 	AgentModeDOM    = "dom"

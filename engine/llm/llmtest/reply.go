@@ -28,6 +28,7 @@ type Reply struct {
 	body    string
 	status  int
 	message string
+	calls   []ToolCall
 
 	usage      Usage
 	retryAfter *time.Duration
@@ -40,6 +41,7 @@ const (
 	textReply replyKind = iota
 	jsonReply
 	statusReply
+	toolCallsReply
 )
 
 // Usage is the token usage a reply reports, in the normalised terms of
@@ -56,6 +58,54 @@ func Text(text string) Reply { return Reply{kind: textReply, body: text} }
 // message text for OpenAI and Google, and for Anthropic the input of the
 // tool the request forced (or the text when it forced none).
 func JSON(doc string) Reply { return Reply{kind: jsonReply, body: doc} }
+
+// ToolCalls answers with calls of the request's tools, in each provider's
+// format: OpenAI's tool_calls with finish_reason "tool_calls", Anthropic's
+// tool_use blocks with stop_reason "tool_use", Google's functionCall parts
+// with finishReason STOP. WithText adds the text the model wrote before
+// the calls.
+func ToolCalls(calls ...ToolCall) Reply {
+	return Reply{kind: toolCallsReply, calls: calls}
+}
+
+// ToolCall is a scripted call of a tool.
+type ToolCall struct {
+	// ID is the call's id. Empty gives OpenAI "call_llmtest_<request>_<i>"
+	// and Anthropic "toolu_llmtest_<request>_<i>", request counting the
+	// Server's requests from 1 and i the calls of the reply from 0; Google
+	// sends no id unless one is set.
+	ID string
+	// Name is the tool's name.
+	Name string
+	// Arguments is the JSON object of the arguments; empty is {}.
+	Arguments string
+	// Signature is Google's thoughtSignature of the call's part; other
+	// providers ignore it.
+	Signature []byte
+}
+
+// Call returns a call of the tool name with the JSON object arguments.
+func Call(name, arguments string) ToolCall {
+	return ToolCall{Name: name, Arguments: arguments}
+}
+
+// WithID sets the call's id.
+func (c ToolCall) WithID(id string) ToolCall {
+	c.ID = id
+	return c
+}
+
+// WithSignature sets the call's Google thoughtSignature.
+func (c ToolCall) WithSignature(sig []byte) ToolCall {
+	c.Signature = sig
+	return c
+}
+
+// WithText sets the text of a ToolCalls reply, written before the calls.
+func (r Reply) WithText(text string) Reply {
+	r.body = text
+	return r
+}
 
 // Status answers with an HTTP error in the provider's error format.
 func Status(code int) Reply { return Reply{kind: statusReply, status: code} }

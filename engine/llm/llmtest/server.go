@@ -21,6 +21,14 @@ limitations under the License.
 // scripted replies and records every request, so that tests can assert on
 // what a model was sent.
 //
+// Replies are text ([Text]), a JSON document ([JSON]), tool calls
+// ([ToolCalls], each a [Call]) or an HTTP error ([Status]). A recorded
+// [Request] says which tools a request offered, its tool choice and the
+// tool results it sent; its Text holds every text the model reads, tool
+// call arguments and tool results included, so that a test can check
+// that a secret never reached a model with strings.Contains on Text (and
+// on Body).
+//
 //	srv := llmtest.NewServer(t)
 //	srv.Enqueue(llmtest.Status(429).WithRetryAfter(0), llmtest.JSON(`{"ok":true}`).WithUsage(120, 15))
 //	client, _ := llm.New(llm.Config{Model: "openai/gpt-4.1-mini", BaseURL: srv.BaseURL("openai")})
@@ -76,10 +84,40 @@ type Request struct {
 	// Model is the model the request named.
 	Model string
 	// Text is the text of the system prompt and of every message, in order,
-	// one per line: what the model got to read.
+	// one per line: what the model got to read. A tool call the request
+	// sends back reads "<name> <arguments JSON>"; a tool result reads as
+	// its text. Tool definitions are not in it (they are in Body).
 	Text string
-	// Images are the decoded images of every message, in order.
+	// Images are the decoded images of every message, in order, those of
+	// tool results included.
 	Images [][]byte
+	// Tools are the names of the tools the request offers, in order.
+	Tools []string
+	// ToolChoice is the request's tool choice in package llm's words:
+	// "auto", "required" (OpenAI's required, Anthropic's any, Google's
+	// ANY), "none", "tool:<name>" when one tool is forced, or empty when
+	// the request sets none.
+	ToolChoice string
+	// ToolResults are the tool results the request sends, in order.
+	ToolResults []ToolResult
+}
+
+// ToolResult is a tool result a request sent.
+type ToolResult struct {
+	// CallID is the id of the call it answers; empty for Google when the
+	// call had none.
+	CallID string
+	// Name is the tool's name: Google's functionResponse name, and for
+	// OpenAI and Anthropic the name of the call with CallID earlier in the
+	// request.
+	Name string
+	// Text is the result's text: OpenAI's tool message content,
+	// Anthropic's text blocks, Google's response "output" or "error".
+	Text string
+	// IsError is Anthropic's is_error, Google's "error" key, and for
+	// OpenAI, whose wire has no flag, a text starting with "Error" (as
+	// package llm writes a failed tool's).
+	IsError bool
 }
 
 // NewServer starts a Server, closed when the test ends. A request the
@@ -170,18 +208,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model, _ = decoded["model"].(string)
 	}
-	text, images := prompt(provider, decoded)
-	rec := Request{
-		Provider: provider,
-		Method:   r.Method,
-		Path:     r.URL.Path,
-		Header:   r.Header.Clone(),
-		Body:     body,
-		JSON:     decoded,
-		Model:    model,
-		Text:     text,
-		Images:   images,
-	}
+	rec := *inspect(provider, decoded)
+	rec.Provider = provider
+	rec.Method = r.Method
+	rec.Path = r.URL.Path
+	rec.Header = r.Header.Clone()
+	rec.Body = body
+	rec.JSON = decoded
+	rec.Model = model
 
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)

@@ -117,3 +117,23 @@ func TestRoute(t *testing.T) {
 		}
 	}
 }
+
+func TestToolCallsNeedObjectArguments(t *testing.T) {
+	for _, provider := range []string{Anthropic, Google} {
+		t.Run(provider, func(t *testing.T) {
+			tb := &recordingTB{TB: t}
+			srv := NewServer(tb)
+			srv.Enqueue(ToolCalls(Call("goto", `["not", "an", "object"]`)))
+			url := srv.URL() + "/v1/messages"
+			if provider == Google {
+				url = srv.URL() + "/v1beta/models/gemini-x:generateContent"
+			}
+			if status, _ := post(t, url, `{"model":"m"}`); status != http.StatusInternalServerError {
+				t.Errorf("status %d, want 500", status)
+			}
+			if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], "not a JSON object") {
+				t.Errorf("server reported %q, want one error about the arguments", tb.errors)
+			}
+		})
+	}
+}

@@ -32,8 +32,25 @@ import (
 // input_tokens, Gemini counts thoughts apart from candidates.
 func answer(provider, model string, n int, reply Reply, req map[string]any) (any, error) {
 	u := reply.usage
+	calls, err := scriptedCalls(provider, n, reply)
+	if err != nil {
+		return nil, err
+	}
 	switch provider {
 	case OpenAI:
+		message := map[string]any{"role": "assistant", "content": reply.body, "refusal": nil}
+		finish := "stop"
+		if reply.kind == toolCallsReply {
+			finish = "tool_calls"
+			if reply.body == "" {
+				message["content"] = nil
+			}
+			wire := make([]any, len(calls))
+			for i, c := range calls {
+				wire[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+			}
+			message["tool_calls"] = wire
+		}
 		return map[string]any{
 			"id":      fmt.Sprintf("chatcmpl-llmtest-%d", n),
 			"object":  "chat.completion",
@@ -41,8 +58,8 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 			"model":   model,
 			"choices": []any{map[string]any{
 				"index":         0,
-				"message":       map[string]any{"role": "assistant", "content": reply.body, "refusal": nil},
-				"finish_reason": "stop",
+				"message":       message,
+				"finish_reason": finish,
 				"logprobs":      nil,
 			}},
 			"usage": map[string]any{
@@ -69,6 +86,16 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 			}}
 			stop = "tool_use"
 		}
+		if reply.kind == toolCallsReply {
+			content = nil
+			if reply.body != "" {
+				content = append(content, map[string]any{"type": "text", "text": reply.body})
+			}
+			for _, c := range calls {
+				content = append(content, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": json.RawMessage(c.Arguments)})
+			}
+			stop = "tool_use"
+		}
 		return map[string]any{
 			"id":            fmt.Sprintf("msg_llmtest_%d", n),
 			"type":          "message",
@@ -87,9 +114,27 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 		}, nil
 
 	case Google:
+		parts := []any{map[string]any{"text": reply.body}}
+		if reply.kind == toolCallsReply {
+			parts = nil
+			if reply.body != "" {
+				parts = append(parts, map[string]any{"text": reply.body})
+			}
+			for _, c := range calls {
+				fc := map[string]any{"name": c.Name, "args": json.RawMessage(c.Arguments)}
+				if c.ID != "" {
+					fc["id"] = c.ID
+				}
+				part := map[string]any{"functionCall": fc}
+				if c.Signature != nil {
+					part["thoughtSignature"] = c.Signature
+				}
+				parts = append(parts, part)
+			}
+		}
 		return map[string]any{
 			"candidates": []any{map[string]any{
-				"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"text": reply.body}}},
+				"content":      map[string]any{"role": "model", "parts": parts},
 				"finishReason": "STOP",
 				"index":        0,
 			}},
@@ -105,6 +150,41 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 		}, nil
 	}
 	return nil, fmt.Errorf("unknown provider %q", provider)
+}
+
+// scriptedCalls returns the calls of a ToolCalls reply with their ids and
+// arguments filled in. Anthropic and Google take only JSON objects as
+// arguments; OpenAI's are free text, so that a test can send a model's
+// malformed arguments.
+func scriptedCalls(provider string, n int, reply Reply) ([]ToolCall, error) {
+	if reply.kind != toolCallsReply {
+		return nil, nil
+	}
+	if len(reply.calls) == 0 {
+		return nil, fmt.Errorf("ToolCalls reply without calls")
+	}
+	calls := make([]ToolCall, len(reply.calls))
+	for i, c := range reply.calls {
+		if c.Arguments == "" {
+			c.Arguments = "{}"
+		}
+		if provider != OpenAI {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(c.Arguments), &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("arguments %q of the call of %s are not a JSON object, which %s requires", c.Arguments, c.Name, provider)
+			}
+		}
+		if c.ID == "" {
+			switch provider {
+			case OpenAI:
+				c.ID = fmt.Sprintf("call_llmtest_%d_%d", n, i)
+			case Anthropic:
+				c.ID = fmt.Sprintf("toolu_llmtest_%d_%d", n, i)
+			}
+		}
+		calls[i] = c
+	}
+	return calls, nil
 }
 
 // forcedTool returns the tool an Anthropic request forces, if any.
@@ -188,28 +268,43 @@ func googleStatus(status int) string {
 	return "UNKNOWN"
 }
 
-// prompt returns the text and the images a request shows the model.
-func prompt(provider string, req map[string]any) (string, [][]byte) {
+// inspect reads what a request shows the model: its text and images,
+// the tools it offers and its tool choice, and the tool results it sends.
+func inspect(provider string, req map[string]any) *Request {
+	rec := &Request{}
 	var texts []string
-	var images [][]byte
 	addImage := func(b64 string) {
 		if b, err := base64.StdEncoding.DecodeString(b64); err == nil {
-			images = append(images, b)
+			rec.Images = append(rec.Images, b)
 		}
 	}
+	addCall := func(name string, args any) {
+		s, ok := args.(string)
+		if !ok {
+			b, _ := json.Marshal(args)
+			s = string(b)
+		}
+		texts = append(texts, name+" "+s)
+	}
+	// names are the tools called so far, by call id, to name the results
+	// of protocols that give only the id.
+	names := map[string]string{}
 	// blocks reads OpenAI's and Anthropic's content: a string or a list of
-	// typed parts.
-	blocks := func(content any) {
+	// typed parts. It returns the text it read.
+	var blocks func(content any) []string
+	blocks = func(content any) []string {
 		if s, ok := content.(string); ok {
 			texts = append(texts, s)
-			return
+			return []string{s}
 		}
+		var read []string
 		for _, p := range list(content) {
 			part, _ := p.(map[string]any)
 			switch part["type"] {
 			case "text":
 				if s, ok := part["text"].(string); ok {
 					texts = append(texts, s)
+					read = append(read, s)
 				}
 			case "image_url": // OpenAI: a data URL
 				url, _ := part["image_url"].(map[string]any)
@@ -223,14 +318,58 @@ func prompt(provider string, req map[string]any) (string, [][]byte) {
 				if s, ok := src["data"].(string); ok {
 					addImage(s)
 				}
+			case "tool_use": // Anthropic
+				id, _ := part["id"].(string)
+				name, _ := part["name"].(string)
+				names[id] = name
+				addCall(name, part["input"])
+			case "tool_result": // Anthropic
+				id, _ := part["tool_use_id"].(string)
+				isErr, _ := part["is_error"].(bool)
+				text := strings.Join(blocks(part["content"]), "\n")
+				rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: id, Name: names[id], Text: text, IsError: isErr})
 			}
 		}
+		return read
 	}
 	switch provider {
 	case OpenAI:
 		for _, m := range list(req["messages"]) {
 			msg, _ := m.(map[string]any)
-			blocks(msg["content"])
+			if msg["content"] != nil {
+				if msg["role"] == "tool" {
+					id, _ := msg["tool_call_id"].(string)
+					text := strings.Join(blocks(msg["content"]), "\n")
+					// The wire has no error flag: package llm starts the
+					// text of a failed tool with "Error".
+					rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: id, Name: names[id], Text: text, IsError: strings.HasPrefix(text, "Error")})
+				} else {
+					blocks(msg["content"])
+				}
+			}
+			for _, c := range list(msg["tool_calls"]) {
+				call, _ := c.(map[string]any)
+				fn, _ := call["function"].(map[string]any)
+				id, _ := call["id"].(string)
+				name, _ := fn["name"].(string)
+				names[id] = name
+				addCall(name, fn["arguments"])
+			}
+		}
+		for _, t := range list(req["tools"]) {
+			tool, _ := t.(map[string]any)
+			fn, _ := tool["function"].(map[string]any)
+			if name, ok := fn["name"].(string); ok {
+				rec.Tools = append(rec.Tools, name)
+			}
+		}
+		switch c := req["tool_choice"].(type) {
+		case string:
+			rec.ToolChoice = c
+		case map[string]any:
+			fn, _ := c["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			rec.ToolChoice = "tool:" + name
 		}
 	case Anthropic:
 		if sys, ok := req["system"]; ok {
@@ -239,6 +378,23 @@ func prompt(provider string, req map[string]any) (string, [][]byte) {
 		for _, m := range list(req["messages"]) {
 			msg, _ := m.(map[string]any)
 			blocks(msg["content"])
+		}
+		for _, t := range list(req["tools"]) {
+			tool, _ := t.(map[string]any)
+			if name, ok := tool["name"].(string); ok {
+				rec.Tools = append(rec.Tools, name)
+			}
+		}
+		if c, ok := req["tool_choice"].(map[string]any); ok {
+			switch c["type"] {
+			case "any":
+				rec.ToolChoice = "required"
+			case "tool":
+				name, _ := c["name"].(string)
+				rec.ToolChoice = "tool:" + name
+			default:
+				rec.ToolChoice, _ = c["type"].(string)
+			}
 		}
 	case Google:
 		parts := func(c any) {
@@ -253,14 +409,74 @@ func prompt(provider string, req map[string]any) (string, [][]byte) {
 						addImage(s)
 					}
 				}
+				if fc, ok := part["functionCall"].(map[string]any); ok {
+					name, _ := fc["name"].(string)
+					args := fc["args"]
+					if args == nil {
+						args = map[string]any{}
+					}
+					addCall(name, args)
+				}
+				if fr, ok := part["functionResponse"].(map[string]any); ok {
+					r := ToolResult{}
+					r.CallID, _ = fr["id"].(string)
+					r.Name, _ = fr["name"].(string)
+					resp, _ := fr["response"].(map[string]any)
+					out, isErr := resp["error"]
+					if !isErr {
+						out = resp["output"]
+					}
+					if s, ok := out.(string); ok {
+						r.Text = s
+					} else if out != nil {
+						b, _ := json.Marshal(out)
+						r.Text = string(b)
+					}
+					r.IsError = isErr
+					texts = append(texts, r.Text)
+					rec.ToolResults = append(rec.ToolResults, r)
+					for _, p := range list(fr["parts"]) {
+						frp, _ := p.(map[string]any)
+						if blob, ok := frp["inlineData"].(map[string]any); ok {
+							if s, ok := blob["data"].(string); ok {
+								addImage(s)
+							}
+						}
+					}
+				}
 			}
 		}
 		parts(req["systemInstruction"])
 		for _, c := range list(req["contents"]) {
 			parts(c)
 		}
+		for _, t := range list(req["tools"]) {
+			tool, _ := t.(map[string]any)
+			for _, d := range list(tool["functionDeclarations"]) {
+				decl, _ := d.(map[string]any)
+				if name, ok := decl["name"].(string); ok {
+					rec.Tools = append(rec.Tools, name)
+				}
+			}
+		}
+		if mode, ok := path(req, "toolConfig", "functionCallingConfig", "mode").(string); ok {
+			rec.ToolChoice = map[string]string{"AUTO": "auto", "ANY": "required", "NONE": "none"}[mode]
+			if rec.ToolChoice == "" {
+				rec.ToolChoice = mode
+			}
+		}
 	}
-	return strings.Join(texts, "\n"), images
+	rec.Text = strings.Join(texts, "\n")
+	return rec
+}
+
+// path returns the value at a path of keys in decoded JSON.
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }
 
 func list(v any) []any {

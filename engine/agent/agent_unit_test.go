@@ -1,0 +1,243 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
+)
+
+// stubModel is only ever validated, never called: these tests need no
+// model server.
+type stubModel struct{ name string }
+
+func (m stubModel) Generate(context.Context, llm.Request) (*llm.Response, error) {
+	return nil, errors.New("not called in unit tests")
+}
+func (m stubModel) Model() string { return m.name }
+
+func TestToolSetPerMode(t *testing.T) {
+	names := func(mode Mode) []string {
+		var out []string
+		for _, tl := range toolSet(mode, nil) {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	dom := []string{"act", "ariaTree", "done", "extract", "fillForm", "goto", "keys", "navback", "screenshot", "scroll", "think", "wait"}
+	hybrid := []string{"act", "ariaTree", "click", "clickAndHold", "done", "dragAndDrop", "extract", "fillForm", "fillFormVision",
+		"goto", "keys", "navback", "screenshot", "scroll", "think", "type", "wait"}
+	if diff := cmp.Diff(dom, names(ModeDOM)); diff != "" {
+		t.Errorf("dom tools (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(hybrid, names(ModeHybrid)); diff != "" {
+		t.Errorf("hybrid tools (-want +got):\n%s", diff)
+	}
+	for _, tl := range toolSet(ModeHybrid, []string{"password"}) {
+		if tl.Name == toolScroll {
+			props := tl.Parameters["properties"].(map[string]any)
+			if _, ok := props["coordinates"]; !ok {
+				t.Error("hybrid scroll takes no coordinates")
+			}
+		}
+		if tl.Name == toolType && !strings.Contains(tl.Parameters["properties"].(map[string]any)["text"].(map[string]any)["description"].(string), "password") {
+			t.Error("type's text does not name the variables")
+		}
+	}
+}
+
+func TestCheckOptions(t *testing.T) {
+	m := stubModel{"openai/x"}
+	cases := map[string]struct {
+		opts    Options
+		wantErr string
+		check   func(t *testing.T, o Options)
+	}{
+		"defaults": {opts: Options{Instruction: "do it", Model: m}, check: func(t *testing.T, o Options) {
+			if o.Mode != ModeDOM || o.MaxSteps != DefaultMaxSteps || o.ToolTimeout != DefaultToolTimeout {
+				t.Errorf("defaults: mode %q, maxSteps %d, toolTimeout %s", o.Mode, o.MaxSteps, o.ToolTimeout)
+			}
+		}},
+		"no instruction":       {opts: Options{Instruction: "  ", Model: m}, wantErr: "instruction"},
+		"no model":             {opts: Options{Instruction: "x"}, wantErr: "model"},
+		"unknown mode":         {opts: Options{Instruction: "x", Model: m, Mode: "vision"}, wantErr: `mode "vision"`},
+		"negative steps":       {opts: Options{Instruction: "x", Model: m, MaxSteps: -1}, wantErr: "maxSteps"},
+		"negative timeout":     {opts: Options{Instruction: "x", Model: m, ToolTimeout: -time.Second}, wantErr: "toolTimeout"},
+		"bad variable name":    {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my pass": {Value: "s3cret-value"}}}, wantErr: `variables: name "my pass"`},
+		"good variable name":   {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my.pass": {Value: "v"}}}},
+		"explicit steps, mode": {opts: Options{Instruction: "x", Model: m, MaxSteps: 3, Mode: ModeHybrid}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := tc.opts
+			err := checkOptions(&o)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.check != nil {
+					tc.check(t, o)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err = %v, want ErrInvalidArgument naming %q", err, tc.wantErr)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("the error shows a variable's value: %v", err)
+			}
+		})
+	}
+}
+
+func TestRunRefusesCUAForNow(t *testing.T) {
+	_, err := Run(context.Background(), engine.New(nil, engine.Options{}), Options{Instruction: "x", Model: stubModel{"openai/x"}, Mode: ModeCUA})
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "cua") {
+		t.Errorf("cua mode gave %v", err)
+	}
+}
+
+func TestCompressKeepsTheLatestTreeAndTwoScreenshots(t *testing.T) {
+	png := []byte("png")
+	tree := func(s string) llm.Part { return llm.ToolResultPart(llm.ToolResult{Name: toolAriaTree, Text: s}) }
+	shot := func(s string) llm.Part {
+		return llm.ToolResultPart(llm.ToolResult{Name: toolScreenshot, Text: s, Image: png})
+	}
+	msgs := []llm.Message{
+		llm.UserMessage(tree("tree 1"), shot("shot 1")),
+		llm.UserMessage(llm.ToolResultPart(llm.ToolResult{Name: toolAriaTree, Text: "failed", IsError: true})),
+		llm.UserMessage(tree("tree 2"), shot("shot 2")),
+		llm.UserMessage(shot("shot 3"), tree("tree 3")),
+	}
+	compress(msgs)
+	compress(msgs) // idempotent
+	var got []string
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			r := p.ToolResult
+			got = append(got, r.Text+map[bool]string{true: " +image", false: ""}[len(r.Image) > 0])
+		}
+	}
+	want := []string{
+		ariaTreePlaceholder, "shot 1" + screenshotPlaceholder,
+		"failed",
+		ariaTreePlaceholder, "shot 2 +image",
+		"shot 3 +image", "tree 3",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCacheKey(t *testing.T) {
+	base := cacheKeyInput{
+		Instruction: "sign in", StartURL: "http://127.0.0.1/login",
+		Options:         cacheOptions{Mode: ModeDOM, MaxSteps: 20},
+		ConfigSignature: configSignature{Model: "openai/gpt-4.1-mini", ExecutionModel: "openai/gpt-4.1-mini"},
+		VariableNames:   []string{"password"},
+	}
+	k := cacheKey(base)
+	if len(k) != 64 || cacheKey(base) != k {
+		t.Fatalf("key %q is not a stable hex SHA-256", k)
+	}
+	for name, change := range map[string]func(*cacheKeyInput){
+		"instruction":   func(c *cacheKeyInput) { c.Instruction = "sign out" },
+		"start url":     func(c *cacheKeyInput) { c.StartURL += "?x" },
+		"mode":          func(c *cacheKeyInput) { c.Options.Mode = ModeHybrid },
+		"max steps":     func(c *cacheKeyInput) { c.Options.MaxSteps = 5 },
+		"model":         func(c *cacheKeyInput) { c.ConfigSignature.Model = "anthropic/claude-sonnet-4-5" },
+		"system prompt": func(c *cacheKeyInput) { c.ConfigSignature.SystemPrompt = "be brief" },
+		"variables":     func(c *cacheKeyInput) { c.VariableNames = []string{"password", "user"} },
+	} {
+		c := base
+		c.VariableNames = append([]string(nil), base.VariableNames...)
+		change(&c)
+		if cacheKey(c) == k {
+			t.Errorf("changing the %s leaves the key as it was", name)
+		}
+	}
+}
+
+func TestParsePoint(t *testing.T) {
+	for in, want := range map[string][2]float64{`[10, 20.5]`: {10, 20.5}, `{"x": 3, "y": 4}`: {3, 4}} {
+		x, y, err := parsePoint(json.RawMessage(in))
+		if err != nil || x != want[0] || y != want[1] {
+			t.Errorf("parsePoint(%s) = %v, %v, %v", in, x, y, err)
+		}
+	}
+	for _, in := range []string{`[1]`, `[1,2,3]`, `"1,2"`, `{"x": 1}`, `null`} {
+		if _, _, err := parsePoint(json.RawMessage(in)); !errors.Is(err, errInvalidArguments) {
+			t.Errorf("parsePoint(%s) gave %v", in, err)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	if got := truncate("short", 10, "x"); got != "short" {
+		t.Errorf("short text changed: %q", got)
+	}
+	long := strings.Repeat("line of text\n", 20)
+	got := truncate(long, 100, "outline")
+	head, note, _ := strings.Cut(got, "\n[outline truncated")
+	if len(head) > 100 || !strings.HasSuffix(head, "line of text") || !strings.Contains(note, "of 260 characters shown]") {
+		t.Errorf("truncate cut at a wrong place: %q", got)
+	}
+	// Never inside a rune.
+	if got := truncate(strings.Repeat("é", 100), 51, "x"); !strings.HasPrefix(got, strings.Repeat("é", 25)+"\n") {
+		t.Errorf("cut inside a rune: %q", got[:60])
+	}
+}
+
+func TestSystemPromptNamesVariablesNotValues(t *testing.T) {
+	vars := map[string]engine.Variable{
+		"password": {Value: "correct horse", Description: "the account's password"},
+		"user":     {Value: "ada"},
+	}
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	p := systemPrompt(ModeHybrid, toolSet(ModeHybrid, variableNames(vars)), vars, 7, "http://127.0.0.1/login", "Answer in French.", now)
+	for _, want := range []string{
+		"- %password%: the account's password", "- %user%\n", "Wednesday 4 March 2026", "2026-03-04T05:06:07Z",
+		"http://127.0.0.1/login", "at most 7 tool calls", "- click:", "- fillFormVision:", "screenshot", "Additional instructions:\nAnswer in French.",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(p, "correct horse") || strings.Contains(p, "ada\n") {
+		t.Errorf("the prompt shows a value:\n%s", p)
+	}
+	if d := systemPrompt(ModeDOM, toolSet(ModeDOM, nil), nil, 20, "about:blank", "", now); strings.Contains(d, "- click:") || strings.Contains(d, "Variables") {
+		t.Errorf("the dom prompt names hybrid tools or variables:\n%s", d)
+	}
+}
+
+func TestRedactRawAndEscaped(t *testing.T) {
+	r := &run{redactions: redactionsFor(map[string]engine.Variable{"pw": {Value: `a"b\c`}, "pin": {Value: "1234"}})}
+	got := r.redact(`typed a"b\c and {"v":"a\"b\\c"} then 1234`)
+	if want := `typed %pw% and {"v":"%pw%"} then %pin%`; got != want {
+		t.Errorf("redact = %s, want %s", got, want)
+	}
+}

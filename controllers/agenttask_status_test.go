@@ -273,8 +273,8 @@ func TestModelConfig(t *testing.T) {
 			},
 			want: &rpc.ModelConfig{
 				ModelName: "google/gemini-2.5-pro", Provider: "vertex", APIKey: "sk-task",
-				Headers: map[string]string{"X-Plain": "p", "X-Shared": "secret-wins", "Authorization": "Bearer t"},
-				Auth:    &rpc.ModelAuth{Type: "service_account", Scopes: "s", Credentials: map[string]string{"client_email": "a@b", "private_key": "pk"}},
+				Headers:         map[string]string{"X-Plain": "p", "X-Shared": "secret-wins", "Authorization": "Bearer t"},
+				Auth:            &rpc.ModelAuth{Type: "service_account", Scopes: "s", Credentials: map[string]string{"client_email": "a@b", "private_key": "pk"}},
 				ProviderOptions: map[string]rpc.ProviderOptions{"vertex": {Project: "p", Location: "l", Headers: map[string]string{"X-V": "v"}}},
 			},
 		},

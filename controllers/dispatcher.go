@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -71,9 +73,11 @@ const (
 	DefaultRunnerAttempts  = 5
 	DefaultRetryBackoff    = time.Second
 	DefaultMaxRetryBackoff = 15 * time.Second
-	DefaultCallTimeout     = 30 * time.Second
-	DefaultDeadlineGrace   = 30 * time.Second
-	DefaultStatusInterval  = time.Second
+	// DefaultCallTimeout leaves room for a DELETE, which the runner
+	// answers once the run has stopped (within 30 s).
+	DefaultCallTimeout    = 45 * time.Second
+	DefaultDeadlineGrace  = 30 * time.Second
+	DefaultStatusInterval = time.Second
 )
 
 // validate checks that every bound is set: a zero one would retry
@@ -181,10 +185,10 @@ type taskRun struct {
 // TaskConfig.MaxRunning at once (cancellations, which are short, besides).
 // It runs on the leader only.
 type Dispatcher struct {
-	reader    client.Reader
-	cfg       TaskConfig
-	log       logr.Logger
-	newRunner func(endpoint, token string) agentRunner
+	reader client.Reader
+	cfg    TaskConfig
+	log    logr.Logger
+	http   *http.Client
 
 	base context.Context
 	stop context.CancelFunc
@@ -197,20 +201,29 @@ type Dispatcher struct {
 	waiting []*taskRun
 }
 
-// NewDispatcher returns a dispatcher that reads Secrets with reader (past
-// the cache) and calls runners over HTTP.
-func NewDispatcher(reader client.Reader, cfg TaskConfig, log logr.Logger) *Dispatcher {
-	return newDispatcher(reader, cfg, log, func(endpoint, token string) agentRunner {
-		return newHTTPAgentRunner(endpoint, token, runnerHTTP)
-	})
-}
+// runnerHTTP is the dispatcher's HTTP client of runners. It has no overall
+// timeout: a followed task streams for as long as it runs; each call's
+// context bounds it instead (TaskConfig.CallTimeout, the task's deadline).
+// Keep-alive probes notice a runner whose node went away while a stream
+// is quiet.
+var runnerHTTP = &http.Client{Transport: &http.Transport{
+	Proxy: nil, // runners are pods of the cluster: never through a proxy
+	DialContext: (&net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 15 * time.Second,
+	}).DialContext,
+	MaxIdleConnsPerHost: 2,
+	IdleConnTimeout:     90 * time.Second,
+}}
 
-func newDispatcher(reader client.Reader, cfg TaskConfig, log logr.Logger, newRunner func(endpoint, token string) agentRunner) *Dispatcher {
+// NewDispatcher returns a dispatcher that reads Secrets with reader (past
+// the cache) and calls runners with the runner RPC's client.
+func NewDispatcher(reader client.Reader, cfg TaskConfig, log logr.Logger) *Dispatcher {
 	// The workers outlive the Reconcile that starts them; Start ends them
 	// with the manager.
 	base, stop := context.WithCancel(context.Background())
 	return &Dispatcher{
-		reader: reader, cfg: cfg, log: log, newRunner: newRunner,
+		reader: reader, cfg: cfg, log: log, http: runnerHTTP,
 		base: base, stop: stop, runs: map[types.UID]*taskRun{},
 	}
 }
@@ -432,7 +445,7 @@ func (d *Dispatcher) work(r *taskRun, cancelOnly bool) {
 }
 
 // runnerOf returns a client of the task's session's runner.
-func (d *Dispatcher) runnerOf(r *taskRun) (agentRunner, error) {
+func (d *Dispatcher) runnerOf(r *taskRun) (*rpc.Client, error) {
 	s := r.job.session
 	if s.Status.Endpoint == "" {
 		return nil, fmt.Errorf("BrowserSession %q has no runner endpoint", s.Name)
@@ -444,7 +457,7 @@ func (d *Dispatcher) runnerOf(r *taskRun) (agentRunner, error) {
 		cancel()
 		switch {
 		case err == nil:
-			return d.newRunner(s.Status.Endpoint, tok), nil
+			return rpc.NewClient(s.Status.Endpoint, tok, d.http), nil
 		case errors.Is(err, errRunnerTokenMissing):
 			return nil, fmt.Errorf("the runner of BrowserSession %q cannot be called: %w", s.Name, err)
 		}
@@ -456,7 +469,7 @@ func (d *Dispatcher) runnerOf(r *taskRun) (agentRunner, error) {
 }
 
 // start starts the task in the runner. It reports whether to follow it.
-func (d *Dispatcher) start(r *taskRun, runner agentRunner, log logr.Logger) bool {
+func (d *Dispatcher) start(r *taskRun, runner *rpc.Client, log logr.Logger) bool {
 	seconds := int(math.Ceil(r.job.deadline.Seconds()))
 	ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)
 	req, err := agentRequest(ctx, d.reader, r.job.task, seconds)
@@ -485,7 +498,7 @@ func (d *Dispatcher) start(r *taskRun, runner agentRunner, log logr.Logger) bool
 			return false
 		}
 		ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)
-		st, err := runner.StartAgentTask(ctx, req)
+		st, _, err := runner.StartAgentTask(ctx, *req)
 		cancel()
 		if err == nil {
 			log.Info("agent task dispatched", "steps", st.Steps, "phase", st.Phase)
@@ -506,9 +519,10 @@ func (d *Dispatcher) start(r *taskRun, runner agentRunner, log logr.Logger) bool
 			return false
 		}
 		switch code := rpc.CodeOf(err); {
-		case code == rpc.CodeAgentBusy:
+		case code == rpc.CodeAgentBusy || code == rpc.CodeSessionBusy:
 			// Another task runs in the session (one stopping after its
-			// deletion); the runner bounds it by its deadline.
+			// deletion), or the page's queue is full; the runner bounds
+			// both, by the task's deadline and the operations' timeouts.
 			d.update(r, func(v *taskView) { v.Stage, v.Message = stageBusy, err.Error() })
 			d.wait(r.follow, busy) // cancelled: the loop's head sees it
 			busy++
@@ -536,7 +550,7 @@ func (d *Dispatcher) start(r *taskRun, runner agentRunner, log logr.Logger) bool
 
 // followTask follows the task from the step the dispatcher knows to its
 // end, following again when the stream breaks.
-func (d *Dispatcher) followTask(r *taskRun, runner agentRunner, log logr.Logger) {
+func (d *Dispatcher) followTask(r *taskRun, runner *rpc.Client, log logr.Logger) {
 	name := r.job.session.Name
 	uid := string(r.uid)
 	failures := 0
@@ -544,11 +558,17 @@ func (d *Dispatcher) followTask(r *taskRun, runner agentRunner, log logr.Logger)
 		d.mu.Lock()
 		from := r.view.Steps
 		d.mu.Unlock()
-		st, err := runner.FollowAgentTask(r.follow, uid, from, func(index int, step rpc.AgentAction) {
+		var st *rpc.AgentTaskState
+		err := runner.FollowAgentTask(r.follow, uid, from, func(ev rpc.AgentTaskEvent) error {
+			if ev.State != nil {
+				st = ev.State
+				return nil
+			}
 			failures = 0
-			d.update(r, func(v *taskView) { v.addStep(index, step) })
+			d.update(r, func(v *taskView) { v.addStep(ev.Index, *ev.Step) })
+			return nil
 		})
-		if err == nil {
+		if err == nil && st != nil {
 			log.Info("agent task over", "phase", st.Phase, "steps", st.Steps)
 			d.update(r, func(v *taskView) {
 				v.take(st)
@@ -596,7 +616,7 @@ func (d *Dispatcher) followTask(r *taskRun, runner agentRunner, log logr.Logger)
 }
 
 // cancelInRunner stops the task in the runner, trying RunnerAttempts times.
-func (d *Dispatcher) cancelInRunner(r *taskRun, runner agentRunner, log logr.Logger) {
+func (d *Dispatcher) cancelInRunner(r *taskRun, runner *rpc.Client, log logr.Logger) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)
 		st, err := runner.CancelAgentTask(ctx, string(r.uid))

@@ -190,7 +190,7 @@ func TestDefaultOptions(t *testing.T) {
 		TaskSessionWait: 30 * time.Second,
 		Tasks: TaskConfig{
 			DefaultActiveDeadline: 15 * time.Minute, MaxRunning: 1000, RunnerAttempts: 5, RetryBackoff: time.Second, MaxRetryBackoff: 15 * time.Second,
-			CallTimeout: 30 * time.Second, DeadlineGrace: 30 * time.Second, StatusInterval: time.Second,
+			CallTimeout: 45 * time.Second, DeadlineGrace: 30 * time.Second, StatusInterval: time.Second,
 		},
 	}
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })

@@ -150,7 +150,7 @@ var _ = Describe("AgentTask", func() {
 			ContainSubstring("RUNNER_UNREACHABLE"),
 		))
 		Expect(t.Status.StartTime).To(BeNil(), "the agent never started")
-		Expect(t.Finalizers).To(BeEmpty(), "a settled task keeps no finalizer")
+		Eventually(func(g Gomega) []string { return task(ctx, key)(g).Finalizers }).Should(BeEmpty(), "a settled task keeps no finalizer")
 		Eventually(eventReasons(ctx, ns, key.Name)).Should(ContainElement("Failed"))
 	})
 
@@ -207,7 +207,7 @@ var _ = Describe("AgentTask", func() {
 		Eventually(taskPhase(ctx, key)).Should(Equal(v1alpha1.AgentTaskFailed))
 		t = task(ctx, key)(Default)
 		Expect(t.Status.Conditions).To(HaveCondition(v1alpha1.AgentTaskConditionFailed, metav1.ConditionTrue, v1alpha1.AgentTaskReasonSessionEnded))
-		Expect(t.Finalizers).To(BeEmpty())
+		Eventually(func(g Gomega) []string { return task(ctx, key)(g).Finalizers }).Should(BeEmpty())
 		Expect(k8sClient.Delete(ctx, t)).To(Succeed())
 		Eventually(taskGone(ctx, key)).Should(BeTrue())
 		Expect(kubelet.Release(ctx, podKey(skey))).To(Succeed())

@@ -93,7 +93,7 @@ func (r *AgentTaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	task := &v1alpha1.AgentTask{}
 	if err := r.Client.Get(ctx, req.NamespacedName, task); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Dispatcher.ForgetKey(req.NamespacedName)
+			r.Dispatcher.forgetKey(req.NamespacedName)
 			r.forgetWrites(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -104,7 +104,7 @@ func (r *AgentTaskReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if agentTaskOver(&task.Status) {
 		// Settled by an earlier pass (or another manager) whose finalizer
 		// removal did not go through.
-		r.Dispatcher.Forget(task.UID)
+		r.Dispatcher.forget(task.UID)
 		return ctrl.Result{}, r.removeFinalizer(ctx, task)
 	}
 	return r.reconcile(ctx, task)
@@ -122,7 +122,7 @@ func (r *AgentTaskReconciler) reconcile(ctx context.Context, task *v1alpha1.Agen
 	}
 	orig := task.DeepCopy()
 	now := r.Clock.Now()
-	view, have := r.Dispatcher.View(task.UID)
+	view, have := r.Dispatcher.viewOf(task.UID)
 	dispatched := taskDispatched(&task.Status) || (have && view.Dispatched)
 
 	var result ctrl.Result
@@ -157,7 +157,7 @@ func (r *AgentTaskReconciler) reconcile(ctx context.Context, task *v1alpha1.Agen
 		return ctrl.Result{}, err
 	}
 	if agentTaskOver(&task.Status) {
-		r.Dispatcher.Forget(task.UID)
+		r.Dispatcher.forget(task.UID)
 		r.forgetWrites(client.ObjectKeyFromObject(task))
 		return ctrl.Result{}, r.removeFinalizer(ctx, task)
 	}
@@ -222,7 +222,7 @@ func (r *AgentTaskReconciler) await(ctx context.Context, task *v1alpha1.AgentTas
 		return ctrl.Result{}, true, nil
 	}
 	deadline, _ := r.deadlineOf(task)
-	view := r.Dispatcher.Dispatch(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), deadline: deadline})
+	view := r.Dispatcher.dispatch(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), deadline: deadline})
 	r.observeDispatch(task, session, &view)
 	return ctrl.Result{}, false, nil
 }
@@ -271,9 +271,9 @@ func (r *AgentTaskReconciler) markRunning(task *v1alpha1.AgentTask, sessionName 
 // fails it past its deadline when the runner has not reported its end.
 func (r *AgentTaskReconciler) follow(task *v1alpha1.AgentTask, session *v1alpha1.BrowserSession, found bool, now time.Time) ctrl.Result {
 	deadline, source := r.deadlineOf(task)
-	view, have := r.Dispatcher.View(task.UID)
+	view, have := r.Dispatcher.viewOf(task.UID)
 	if !have && found && session.Status.Endpoint != "" {
-		view = r.Dispatcher.Dispatch(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), attach: true, deadline: deadline})
+		view = r.Dispatcher.dispatch(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), attach: true, deadline: deadline})
 		have = true
 	}
 	name := task.Spec.SessionRef.Name
@@ -380,11 +380,11 @@ func taskDispatched(st *v1alpha1.AgentTaskStatus) bool {
 // retries), the task goes without the call.
 func (r *AgentTaskReconciler) reconcileDelete(ctx context.Context, task *v1alpha1.AgentTask) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(task, v1alpha1.FinalizerAgentTask) {
-		r.Dispatcher.Forget(task.UID)
+		r.Dispatcher.forget(task.UID)
 		return ctrl.Result{}, nil
 	}
 	if agentTaskOver(&task.Status) {
-		r.Dispatcher.Forget(task.UID)
+		r.Dispatcher.forget(task.UID)
 		return ctrl.Result{}, r.removeFinalizer(ctx, task)
 	}
 	session, found, err := r.getSession(ctx, task)
@@ -393,7 +393,7 @@ func (r *AgentTaskReconciler) reconcileDelete(ctx context.Context, task *v1alpha
 	}
 	orig := task.DeepCopy()
 	if !found || sessionSettlesTask(session) || session.Status.Endpoint == "" {
-		view, have := r.Dispatcher.View(task.UID)
+		view, have := r.Dispatcher.viewOf(task.UID)
 		if have {
 			setProgress(&task.Status, &view)
 		}
@@ -409,7 +409,7 @@ func (r *AgentTaskReconciler) reconcileDelete(ctx context.Context, task *v1alpha
 		return r.settleDeleted(ctx, orig, task)
 	}
 	deadline, source := r.deadlineOf(task)
-	view := r.Dispatcher.Cancel(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), attach: taskDispatched(&task.Status), deadline: deadline})
+	view := r.Dispatcher.cancelTask(dispatchJob{task: task.DeepCopy(), session: session.DeepCopy(), attach: taskDispatched(&task.Status), deadline: deadline})
 	switch view.Stage {
 	case stageOver:
 		r.finishFromRunner(task, &view, deadline, source)
@@ -448,7 +448,7 @@ func (r *AgentTaskReconciler) settleDeleted(ctx context.Context, orig, task *v1a
 		}
 		return ctrl.Result{}, err
 	}
-	r.Dispatcher.Forget(task.UID)
+	r.Dispatcher.forget(task.UID)
 	r.forgetWrites(client.ObjectKeyFromObject(task))
 	return ctrl.Result{}, r.removeFinalizer(ctx, task)
 }

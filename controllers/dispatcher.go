@@ -164,7 +164,7 @@ type taskRun struct {
 	key types.NamespacedName
 	uid types.UID
 	job dispatchJob
-	// ctx is the run's life: Forget and the manager's stop end it.
+	// ctx is the run's life: forget and the manager's stop end it.
 	ctx    context.Context
 	cancel context.CancelFunc
 	// follow ends the following when the task is to be cancelled.
@@ -261,8 +261,8 @@ func (d *Dispatcher) notify(key types.NamespacedName) {
 	}
 }
 
-// View returns what the dispatcher knows of the task.
-func (d *Dispatcher) View(uid types.UID) (taskView, bool) {
+// viewOf returns what the dispatcher knows of the task.
+func (d *Dispatcher) viewOf(uid types.UID) (taskView, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.runs[uid]
@@ -272,10 +272,10 @@ func (d *Dispatcher) View(uid types.UID) (taskView, bool) {
 	return r.view.clone(), true
 }
 
-// Dispatch starts running the job's task, or follows it if job.attach, and
+// dispatch starts running the job's task, or follows it if job.attach, and
 // returns the task's view; a task the dispatcher already has is left as
 // it is.
-func (d *Dispatcher) Dispatch(job dispatchJob) taskView {
+func (d *Dispatcher) dispatch(job dispatchJob) taskView {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if r, ok := d.runs[job.task.UID]; ok {
@@ -299,11 +299,11 @@ func (d *Dispatcher) Dispatch(job dispatchJob) taskView {
 	return r.view.clone()
 }
 
-// Cancel stops the job's task in its runner and returns the task's view:
+// cancelTask stops the job's task in its runner and returns the task's view:
 // stageCancelled once the runner stopped it (or never had it),
 // stageCancelFailed once the dispatcher gave up; a task already over is
 // left as it is.
-func (d *Dispatcher) Cancel(job dispatchJob) taskView {
+func (d *Dispatcher) cancelTask(job dispatchJob) taskView {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.runs[job.task.UID]
@@ -330,8 +330,8 @@ func (d *Dispatcher) Cancel(job dispatchJob) taskView {
 	return r.view.clone()
 }
 
-// Forget drops the task: its worker stops and its view goes.
-func (d *Dispatcher) Forget(uid types.UID) {
+// forget drops the task: its worker stops and its view goes.
+func (d *Dispatcher) forget(uid types.UID) {
 	d.mu.Lock()
 	r, ok := d.runs[uid]
 	if ok {
@@ -344,9 +344,9 @@ func (d *Dispatcher) Forget(uid types.UID) {
 	}
 }
 
-// ForgetKey drops the task of that name, whatever its UID: for a task
+// forgetKey drops the task of that name, whatever its UID: for a task
 // that is gone.
-func (d *Dispatcher) ForgetKey(key types.NamespacedName) {
+func (d *Dispatcher) forgetKey(key types.NamespacedName) {
 	d.mu.Lock()
 	var uids []types.UID
 	for uid, r := range d.runs {
@@ -356,7 +356,7 @@ func (d *Dispatcher) ForgetKey(key types.NamespacedName) {
 	}
 	d.mu.Unlock()
 	for _, uid := range uids {
-		d.Forget(uid)
+		d.forget(uid)
 	}
 }
 

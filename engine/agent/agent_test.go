@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -587,7 +588,7 @@ func TestLimits(t *testing.T) {
 		loop.Enqueue(llmtest.Status(401).WithMessage("bad key"))
 		_, err := agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic)})
 		var le *llm.Error
-		if !errors.As(err, &le) || le.StatusCode != 401 {
+		if !errors.As(err, &le) || le.StatusCode != http.StatusUnauthorized {
 			t.Errorf("err = %v, want the *llm.Error of the 401", err)
 		}
 
@@ -596,7 +597,7 @@ func TestLimits(t *testing.T) {
 		exec := newExecutor(t, llmtest.OpenAI, func(*testing.T, string) llmtest.Reply { return llmtest.Status(403) })
 		loop.Enqueue(calls(call("act", map[string]string{"action": "click the Sign in button"})))
 		_, err = agent.Run(ctx, e, agent.Options{Instruction: "x", Model: client(t, loop, llmtest.Anthropic), ExecutionModel: exec})
-		if !errors.As(err, &le) || le.StatusCode != 403 || !strings.Contains(err.Error(), "execution model") {
+		if !errors.As(err, &le) || le.StatusCode != http.StatusForbidden || !strings.Contains(err.Error(), "execution model") {
 			t.Errorf("err = %v, want the execution model's *llm.Error of the 403", err)
 		}
 	})
@@ -730,4 +731,78 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func TestDeterministicTools(t *testing.T) {
+	scripted(t, "keys, scroll, wait and navback act on the page and are cached, the typed variable as a placeholder", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		press := func(key string) llmtest.ToolCall {
+			return call("keys", map[string]string{"method": "press", "value": key})
+		}
+		typ := func(text string) llmtest.ToolCall {
+			return call("keys", map[string]string{"method": "type", "value": text})
+		}
+		loop.Enqueue(
+			calls(call("goto", map[string]string{"url": site.URL + "/login"})),
+			calls(press("Tab"), typ("ada"), press("Tab"), typ("%password%"), press("Enter")),
+			calls(call("scroll", map[string]any{"direction": "down", "percentage": 50})),
+			calls(call("wait", map[string]int{"timeMs": 10})),
+			calls(call("navback", map[string]string{"reasoningText": "back to the form"})),
+			calls(call("done", map[string]any{"reasoning": "signed in, then went back", "taskComplete": true})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "sign in with the keyboard",
+			Model:       client(t, loop, llmtest.OpenAI),
+			Variables:   map[string]engine.Variable{"password": {Value: password}},
+			ShouldCache: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || !cmp.Equal(site.Logins(), []bool{true}) {
+			t.Fatalf("result %+v, sign-ins %v", res, site.Logins())
+		}
+		if u := eval[string](t, ctx, `location.pathname`); u != "/login" {
+			t.Errorf("after navback the tab is at %s, want /login", u)
+		}
+		var actions []string
+		for _, s := range res.Actions {
+			actions = append(actions, s.Action)
+		}
+		want := []string{"goto " + site.URL + "/login", "press Tab", `type "ada"`, "press Tab", `type "%password%"`, "press Enter",
+			"scrolled 50% down", "waited 10 ms", "go back", "done"}
+		for i := range want {
+			if i >= len(actions) || !strings.HasPrefix(actions[i], want[i]) {
+				t.Errorf("step actions %q, want prefixes %q", actions, want)
+				break
+			}
+		}
+		text, body := requestsText(loop)
+		if strings.Contains(text, password) || strings.Contains(body, password) {
+			t.Error("the password reached the model")
+		}
+		var entry struct {
+			Steps []map[string]any `json:"steps"`
+		}
+		if err := json.Unmarshal(res.CacheEntry.Entry, &entry); err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, s := range entry.Steps {
+			types = append(types, s["type"].(string))
+		}
+		if diff := cmp.Diff([]string{"goto", "keys", "keys", "keys", "keys", "keys", "scroll", "wait", "navback"}, types); diff != "" {
+			t.Errorf("cached steps (-want +got):\n%s", diff)
+		}
+		if len(entry.Steps) == 9 {
+			if s := entry.Steps[4]; s["method"] != "type" || s["text"] != "%password%" {
+				t.Errorf("the typed password is cached as %v", s)
+			}
+			if s := entry.Steps[6]; s["deltaY"].(float64) <= 0 {
+				t.Errorf("the scroll is cached as %v", s)
+			}
+		}
+	})
 }

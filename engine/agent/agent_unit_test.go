@@ -241,3 +241,14 @@ func TestRedactRawAndEscaped(t *testing.T) {
 		t.Errorf("redact = %s, want %s", got, want)
 	}
 }
+
+func TestRedactJSONKeepsTheDocumentValid(t *testing.T) {
+	r := &run{redactions: redactionsFor(map[string]engine.Variable{"pin": {Value: "20"}})}
+	got := string(r.redactJSON([]byte(`{"maxSteps": 20, "note": "pin 20", "list": ["20", 1.5]}`)))
+	if want := `{"list":["%pin%",1.5],"maxSteps":20,"note":"pin %pin%"}`; got != want {
+		t.Errorf("redactJSON = %s, want %s", got, want)
+	}
+	if got := string(r.redactJSON([]byte(`not json 20`))); got != "not json %pin%" {
+		t.Errorf("redactJSON of text = %s", got)
+	}
+}

@@ -160,8 +160,5 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the cache entry: %w", err)
 	}
-	// The steps hold what the model wrote and the page answered, never a
-	// variable's value; redact anyway, should a page have echoed one.
-	b = []byte(r.redactJSON(string(b)))
 	return &CacheEntry{Key: cacheKey(in), Entry: b}, nil
 }

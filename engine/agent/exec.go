@@ -66,7 +66,7 @@ func decode(args json.RawMessage, into any) error {
 		args = json.RawMessage("{}")
 	}
 	if err := json.Unmarshal(args, into); err != nil {
-		return fmt.Errorf("%w: %v", errInvalidArguments, err)
+		return fmt.Errorf("%w: %w", errInvalidArguments, err)
 	}
 	return nil
 }
@@ -246,6 +246,9 @@ func (r *run) act(ctx context.Context, args json.RawMessage, st *Step) (toolOutp
 		return toolOutput{}, err
 	}
 	r.usage = r.usage.Add(res.Usage)
+	// Let what the action started (a navigation, requests) finish, so that
+	// the next step starts on the page the action led to.
+	r.settle(ctx)
 	st.Action = res.Message
 	actions := replayable(res.Actions)
 	if res.Success {
@@ -268,11 +271,35 @@ func replayable(actions []engine.Action) []engine.Action {
 	return out
 }
 
-// record adds a deterministic step to the cache entry.
+// record adds a deterministic step to the cache entry. Its texts come from
+// the model, which never got a variable's value, and the engine, which
+// reports placeholders; they are redacted anyway, should the model have
+// read a value off a screenshot.
 func (r *run) record(s cacheStep) {
-	if r.opts.ShouldCache {
-		r.cached = append(r.cached, s)
+	if !r.opts.ShouldCache {
+		return
 	}
+	s.Instruction, s.URL, s.Text, s.Keys, s.Selector = r.redact(s.Instruction), r.redact(s.URL), r.redact(s.Text), r.redact(s.Keys), r.redact(s.Selector)
+	for i := range s.Fields {
+		s.Fields[i] = r.redact(s.Fields[i])
+	}
+	actions := make([]engine.Action, len(s.Actions))
+	for i, a := range s.Actions {
+		a.Selector, a.Description = r.redact(a.Selector), r.redact(a.Description)
+		args := make([]string, len(a.Arguments))
+		for j, arg := range a.Arguments {
+			args[j] = r.redact(arg)
+		}
+		if a.Arguments == nil {
+			args = nil
+		}
+		a.Arguments = args
+		actions[i] = a
+	}
+	if s.Actions != nil {
+		s.Actions = actions
+	}
+	r.cached = append(r.cached, s)
 }
 
 // ariaTree reads the page outline act sees, bounded by MaxAriaTreeChars.
@@ -316,7 +343,7 @@ func (r *run) extract(ctx context.Context, args json.RawMessage, st *Step) (tool
 		return toolOutput{}, err
 	}
 	r.usage = r.usage.Add(res.Usage)
-	data := r.redact(string(res.Data))
+	data := string(r.redactJSON(res.Data))
 	st.Action = "extracted " + a.Instruction
 	st.PageText = truncate(data, MaxStepPageText, "extraction")
 	return toolOutput{text: `{"success":true,"result":` + data + `}`}, nil
@@ -358,7 +385,6 @@ func (r *run) fillForm(ctx context.Context, args json.RawMessage, st *Step) (too
 	var results []map[string]any
 	ok := true
 	for _, action := range obs.Actions {
-		action := action
 		res, err := r.e.Act(ctx, engine.ActOptions{Action: &action, Variables: r.opts.Variables, Model: r.exec})
 		if err != nil {
 			return toolOutput{}, err
@@ -371,6 +397,7 @@ func (r *run) fillForm(ctx context.Context, args json.RawMessage, st *Step) (too
 		}
 		done = append(done, replayable(res.Actions)...)
 	}
+	r.settle(ctx)
 	st.Action = fmt.Sprintf("filled %d of %d fields", len(done), len(obs.Actions))
 	if len(done) > 0 {
 		r.record(cacheStep{Type: toolFillForm, Fields: wanted, Actions: done})
@@ -388,8 +415,9 @@ func (r *run) gotoURL(ctx context.Context, args json.RawMessage, st *Step) (tool
 		return toolOutput{}, err
 	}
 	st.Action = "goto " + a.URL
-	u, err := url.Parse(strings.TrimSpace(a.URL))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	u, perr := url.Parse(strings.TrimSpace(a.URL))
+	if ok := perr == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https"); !ok {
+		// Told to the model, which may correct it: not an error of the run.
 		return failure(fmt.Sprintf("goto takes an absolute http or https URL, not %q", a.URL)), nil
 	}
 	if err := r.p.Navigate(ctx, u.String(), page.NavigateOptions{WaitUntil: page.WaitLoad}); err != nil {
@@ -576,7 +604,7 @@ func (r *run) done(_ context.Context, args json.RawMessage, st *Step) (toolOutpu
 	}
 	var output json.RawMessage
 	if t := bytes.TrimSpace(a.Output); len(t) > 0 && string(t) != "null" {
-		output = json.RawMessage(r.redact(string(t)))
+		output = json.RawMessage(r.redactJSON(t))
 	}
 	return toolOutput{fin: &outcome{reason: toolDone, success: a.TaskComplete, completed: true, message: r.redact(msg), output: output}}, nil
 }

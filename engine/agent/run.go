@@ -17,6 +17,7 @@ limitations under the License.
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -351,9 +352,43 @@ func (r *run) redact(s string) string {
 	return s
 }
 
-// redactJSON is redact for JSON text: values are replaced raw and as
-// escaped in JSON strings, and placeholders need no escaping.
-func (r *run) redactJSON(s string) string { return r.redact(s) }
+// redactJSON redacts the strings of a JSON document (keys and values),
+// leaving its structure valid whatever the values are; a document that
+// does not parse is redacted as text.
+func (r *run) redactJSON(doc []byte) []byte {
+	if len(r.redactions) == 0 {
+		return doc
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return []byte(r.redact(string(doc)))
+	}
+	out, err := json.Marshal(r.redactValue(v))
+	if err != nil {
+		return []byte(r.redact(string(doc)))
+	}
+	return out
+}
+
+func (r *run) redactValue(v any) any {
+	switch t := v.(type) {
+	case string:
+		return r.redact(t)
+	case []any:
+		for i := range t {
+			t[i] = r.redactValue(t[i])
+		}
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, e := range t {
+			m[r.redact(k)] = r.redactValue(e)
+		}
+		return m
+	}
+	return v
+}
 
 // truncate cuts s to at most n bytes at a rune boundary, preferring the
 // last line break, and says how much was left out.

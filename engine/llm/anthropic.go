@@ -46,6 +46,11 @@ type anthropicBackend struct {
 }
 
 func newAnthropic(cfg Config, model string, hc *http.Client) *anthropicBackend {
+	return &anthropicBackend{client: anthropic.NewClient(anthropicOptions(cfg, hc)...), model: model}
+}
+
+// anthropicOptions returns the SDK options of every Anthropic client.
+func anthropicOptions(cfg Config, hc *http.Client) []option.RequestOption {
 	opts := []option.RequestOption{
 		// No ANTHROPIC_* variable, profile file or federation may add
 		// credentials to a request bound for a caller's BaseURL.
@@ -63,7 +68,7 @@ func newAnthropic(cfg Config, model string, hc *http.Client) *anthropicBackend {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	return &anthropicBackend{client: anthropic.NewClient(opts...), model: model}
+	return opts
 }
 
 func (b *anthropicBackend) generate(ctx context.Context, req *Request) (*Response, error) {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"time"
@@ -51,9 +52,30 @@ type client struct {
 // (ErrInvalidModel), an unknown provider (ErrUnknownProvider) or a Config
 // the provider's SDK refuses; it makes no request.
 func New(cfg Config) (Client, error) {
-	prov, model, err := ParseModel(cfg.Model, cfg.Provider)
+	c, httpClient, err := newClient(cfg)
 	if err != nil {
 		return nil, err
+	}
+	switch c.provider {
+	case provider.OpenAI:
+		c.backend = newOpenAI(cfg, c.model, httpClient)
+	case provider.Anthropic:
+		c.backend = newAnthropic(cfg, c.model, httpClient)
+	case provider.Google:
+		c.backend, err = newGoogle(cfg, c.model, httpClient)
+	}
+	if err != nil {
+		return nil, c.sdkError(err)
+	}
+	return c, nil
+}
+
+// newClient returns the provider-neutral half of a client of cfg.Model,
+// without its backend, and the HTTP client its SDK must use.
+func newClient(cfg Config) (*client, *http.Client, error) {
+	prov, model, err := ParseModel(cfg.Model, cfg.Provider)
+	if err != nil {
+		return nil, nil, err
 	}
 	c := &client{provider: prov, model: model, secrets: secretsOf(cfg), timeout: cfg.Timeout}
 	if c.timeout == 0 {
@@ -61,7 +83,7 @@ func New(cfg Config) (Client, error) {
 	}
 	if cfg.BaseURL != "" {
 		if err := checkBaseURL(cfg.BaseURL); err != nil {
-			return nil, c.fail(0, err.Error(), err)
+			return nil, nil, c.fail(0, err.Error(), err)
 		}
 	}
 	retries := cfg.MaxRetries
@@ -71,23 +93,35 @@ func New(cfg Config) (Client, error) {
 	case retries < 0:
 		retries = 0
 	}
-	httpClient := newHTTPClient(cfg.HTTPClient, retries, defaultRetryBaseDelay)
+	return c, newHTTPClient(cfg.HTTPClient, retries, defaultRetryBaseDelay), nil
+}
 
-	switch prov {
-	case provider.OpenAI:
-		c.backend = newOpenAI(cfg, model, httpClient)
-	case provider.Anthropic:
-		c.backend = newAnthropic(cfg, model, httpClient)
-	case provider.Google:
-		c.backend, err = newGoogle(cfg, model, httpClient)
+// sdkError is the error of an SDK that refused a Config. The SDK's error
+// is not kept: genai's quote the whole ClientConfig, API key included.
+func (c *client) sdkError(err error) *Error {
+	msg := redact(err.Error(), c.secrets)
+	return c.fail(0, msg, errors.New(msg))
+}
+
+// call runs one model call under the per-call timeout and turns its
+// failure into an *Error; it returns how long the call took.
+func (c *client) call(ctx context.Context, errorsOf func(error) (int, string, bool), do func(ctx context.Context) error) (time.Duration, error) {
+	callCtx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
 	}
+	callCtx, trace := withCallTrace(callCtx)
+	start := time.Now()
+	err := do(callCtx)
+	elapsed := time.Since(start)
 	if err != nil {
-		// The SDK's error is not kept: genai's quote the whole ClientConfig,
-		// API key included.
-		msg := redact(err.Error(), c.secrets)
-		return nil, c.fail(0, msg, errors.New(msg))
+		e := c.classify(ctx, callCtx, err, trace, errorsOf)
+		e.Attempts = int(trace.attempts.Load())
+		return elapsed, e
 	}
-	return c, nil
+	return elapsed, nil
 }
 
 // Model implements Client.
@@ -98,28 +132,21 @@ func (c *client) Generate(ctx context.Context, req Request) (*Response, error) {
 	if err := validateRequest(&req); err != nil {
 		return nil, c.fail(0, err.Error(), err)
 	}
-	callCtx := ctx
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	callCtx, trace := withCallTrace(callCtx)
-
-	start := time.Now()
-	resp, err := c.backend.generate(callCtx, &req)
-	elapsed := time.Since(start)
+	var resp *Response
+	elapsed, err := c.call(ctx, c.backend.apiError, func(ctx context.Context) error {
+		var err error
+		resp, err = c.backend.generate(ctx, &req)
+		return err
+	})
 	if err != nil {
-		e := c.classify(ctx, callCtx, err, trace)
-		e.Attempts = int(trace.attempts.Load())
-		return nil, e
+		return nil, err
 	}
 	resp.Usage.InferenceTimeMs = elapsed.Milliseconds()
 	return resp, nil
 }
 
 // classify turns a failed call into an *Error saying why it failed.
-func (c *client) classify(parent, call context.Context, err error, trace *callTrace) *Error {
+func (c *client) classify(parent, call context.Context, err error, trace *callTrace, errorsOf func(error) (int, string, bool)) *Error {
 	switch {
 	case parent.Err() != nil:
 		// The caller gave up; its reason is the cause, whatever the SDK
@@ -128,7 +155,7 @@ func (c *client) classify(parent, call context.Context, err error, trace *callTr
 	case errors.Is(call.Err(), context.DeadlineExceeded):
 		return c.fail(0, fmt.Sprintf("timed out after %s", c.timeout), context.DeadlineExceeded)
 	}
-	if status, msg, ok := c.backend.apiError(err); ok {
+	if status, msg, ok := errorsOf(err); ok {
 		if last := int(trace.lastStatus.Load()); status == 0 && last >= 400 {
 			// The SDK lost the status (genai reads it from the body,
 			// which a proxy may not shape); the transport saw it.

@@ -54,6 +54,22 @@ limitations under the License.
 // result that answers no call of the assistant message right before it, a
 // call left unanswered.
 //
+// [NewComputerUse] runs a provider's own computer-use loop (the agent's cua
+// mode): OpenAI's computer tool on the Responses API (computer_use_preview
+// for computer-use-preview, the computer tool for GPT-5 models; the
+// conversation stays on OpenAI's side through previous_response_id, with
+// truncation "auto"), Anthropic's computer tool (computer_20250124, or
+// computer_20251124 for Claude Opus 4.5 and the models from 4.6 on, with
+// their beta headers), and Gemini's computer use tool with its predefined
+// functions. Each [ComputerUse.Step] takes the outcome of the previous
+// actions (a screenshot, the URL, an error, acknowledged safety checks)
+// and returns the model's next actions as [ComputerAction] values in the
+// model's coordinate space ([ComputerUse.Space]: the screen for OpenAI and
+// Anthropic, 0..999 for Gemini), which [ComputerAction.Scale] maps to the
+// viewport. Key names are DOM key names whatever the provider wrote. The
+// conversation is kept inside the ComputerUse, only its latest screenshots
+// verbatim.
+//
 // The package owns retries (429 and 5xx, exponential backoff, Retry-After
 // honoured) and the per-call timeout, so that all providers behave alike;
 // the SDKs' own retries are turned off. It reads no environment variable:
@@ -61,5 +77,5 @@ limitations under the License.
 // key can travel to an endpoint a caller chose.
 //
 // Package llmtest provides a scripted model server that speaks the three wire
-// protocols, for tests.
+// protocols, tool calls and computer use included, for tests.
 package llm

@@ -45,6 +45,20 @@ type openAIBackend struct {
 }
 
 func newOpenAI(cfg Config, model string, hc *http.Client) *openAIBackend {
+	opts, base := openAIOptions(cfg, hc)
+	// The service is built without openai.NewClient, whose defaults read
+	// OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_CUSTOM_HEADERS and more from
+	// the environment: an ambient key must never reach a caller's BaseURL.
+	return &openAIBackend{
+		completions: openai.NewChatCompletionService(opts...),
+		model:       model,
+		compatible:  !isOpenAIHost(base),
+	}
+}
+
+// openAIOptions returns the SDK options of every OpenAI service and the
+// endpoint they reach.
+func openAIOptions(cfg Config, hc *http.Client) ([]option.RequestOption, string) {
 	base := cfg.BaseURL
 	if base == "" {
 		base = openAIBaseURL
@@ -60,14 +74,7 @@ func newOpenAI(cfg Config, model string, hc *http.Client) *openAIBackend {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
-	// The service is built without openai.NewClient, whose defaults read
-	// OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_CUSTOM_HEADERS and more from
-	// the environment: an ambient key must never reach a caller's BaseURL.
-	return &openAIBackend{
-		completions: openai.NewChatCompletionService(opts...),
-		model:       model,
-		compatible:  !isOpenAIHost(base),
-	}
+	return opts, base
 }
 
 func (b *openAIBackend) generate(ctx context.Context, req *Request) (*Response, error) {

@@ -66,6 +66,12 @@ func TestClickAtReachesTheElementUnderThePoint(t *testing.T) {
 	tb.open("/coords")
 	ctx := tb.testCtx()
 
+	if err := tb.p.MoveTo(ctx, 160, 120); err != nil {
+		t.Fatal(err)
+	}
+	if !tb.has("mouseover:btn") || tb.has("clicks:1:0") {
+		t.Errorf("moving over the button: %v", tb.events())
+	}
 	if err := tb.p.ClickAt(ctx, 160, 120, ButtonLeft, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -21,14 +21,19 @@ import (
 	"time"
 )
 
-// Reply is one scripted answer of the Server. Build it with Text, JSON or
-// Status and refine it with the With methods, which return a copy.
+// Reply is one scripted answer of the Server. Build it with Text, JSON,
+// ToolCalls, Computer or Status and refine it with the With methods, which
+// return a copy.
 type Reply struct {
 	kind    replyKind
 	body    string
 	status  int
 	message string
 	calls   []ToolCall
+
+	actions                   []ComputerAction
+	reasoning                 string
+	safetyCode, safetyMessage string
 
 	usage      Usage
 	retryAfter *time.Duration
@@ -42,6 +47,7 @@ const (
 	jsonReply
 	statusReply
 	toolCallsReply
+	computerReply
 )
 
 // Usage is the token usage a reply reports, in the normalised terms of
@@ -101,7 +107,8 @@ func (c ToolCall) WithSignature(sig []byte) ToolCall {
 	return c
 }
 
-// WithText sets the text of a ToolCalls reply, written before the calls.
+// WithText sets the text of a ToolCalls or Computer reply, written before
+// the calls.
 func (r Reply) WithText(text string) Reply {
 	r.body = text
 	return r

@@ -15,14 +15,15 @@ limitations under the License.
 */
 
 // Package llmtest provides a scripted stand-in for model providers: an HTTP
-// server on 127.0.0.1 that speaks enough of OpenAI's Chat Completions,
-// Anthropic's Messages and Google's generateContent for their official Go
-// SDKs to parse its answers, usage included. It answers from a queue of
+// server on 127.0.0.1 that speaks enough of OpenAI's Chat Completions and
+// Responses, Anthropic's Messages and Google's generateContent for their
+// official Go SDKs to parse its answers, usage included. It answers from a queue of
 // scripted replies and records every request, so that tests can assert on
 // what a model was sent.
 //
 // Replies are text ([Text]), a JSON document ([JSON]), tool calls
-// ([ToolCalls], each a [Call]) or an HTTP error ([Status]). A recorded
+// ([ToolCalls], each a [Call]), computer-use actions ([Computer], each a
+// [ComputerAction] such as [Click]) or an HTTP error ([Status]). A recorded
 // [Request] says which tools a request offered, its tool choice and the
 // tool results it sent; its Text holds every text the model reads, tool
 // call arguments and tool results included, so that a test can check
@@ -246,13 +247,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, provider, reply)
 		return
 	}
-	answer, err := answer(provider, model, n, reply, decoded)
+	var out any
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		out, err = responsesAnswer(model, n, reply, decoded)
+	} else {
+		out, err = answer(provider, model, n, reply, decoded)
+	}
 	if err != nil {
 		s.t.Errorf("llmtest: request %d: %v", n, err)
 		writeError(w, provider, Status(http.StatusInternalServerError).WithMessage("llmtest: "+err.Error()))
 		return
 	}
-	writeJSON(w, http.StatusOK, answer)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // route returns the protocol and, for Google, the model of a request.
@@ -262,7 +268,7 @@ func route(r *http.Request) (provider, model string) {
 	}
 	p := r.URL.Path
 	switch p {
-	case "/v1/chat/completions", "/chat/completions":
+	case "/v1/chat/completions", "/chat/completions", "/v1/responses", "/responses":
 		return OpenAI, ""
 	case "/v1/messages":
 		return Anthropic, ""

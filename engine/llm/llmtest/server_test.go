@@ -104,6 +104,7 @@ func TestRoute(t *testing.T) {
 	}{
 		{"POST", "/v1/chat/completions", OpenAI, ""},
 		{"POST", "/chat/completions", OpenAI, ""},
+		{"POST", "/v1/responses", OpenAI, ""},
 		{"POST", "/v1/messages", Anthropic, ""},
 		{"POST", "/v1beta/models/gemini-2.5-flash:generateContent", Google, "gemini-2.5-flash"},
 		{"POST", "/v1/models/gemini-2.5-flash:generateContent", Google, "gemini-2.5-flash"},
@@ -133,6 +134,49 @@ func TestToolCallsNeedObjectArguments(t *testing.T) {
 			}
 			if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], "not a JSON object") {
 				t.Errorf("server reported %q, want one error about the arguments", tb.errors)
+			}
+		})
+	}
+}
+
+func TestComputerReplyShapes(t *testing.T) {
+	tests := []struct {
+		name, path, body string
+		reply            Reply
+		// want is in the answer; empty when the script is an error.
+		want string
+	}{
+		{"openai preview: a call per action", "/v1/responses", `{"model":"computer-use-preview","input":"go","tools":[{"type":"computer_use_preview"}]}`,
+			Computer(Click(1, 2), Screenshot()), `"call_id":"call_llmtest_1_1"`},
+		{"openai computer tool: one batched call", "/v1/responses", `{"model":"gpt-5.4","input":"go","tools":[{"type":"computer"}]}`,
+			Computer(Click(1, 2), Screenshot()), `"actions":[{"button":"left","type":"click","x":1,"y":2},{"type":"screenshot"}]`},
+		{"openai final text", "/v1/responses", `{"model":"computer-use-preview","input":"go"}`,
+			Text("done"), `"type":"output_text"`},
+		{"openai chat has no computer", "/v1/chat/completions", `{"model":"m","messages":[]}`,
+			Computer(Click(1, 2)), ""},
+		{"anthropic has no navigate", "/v1/messages", `{"model":"m","messages":[]}`,
+			Computer(Navigate("http://x")), ""},
+		{"anthropic has no safety checks", "/v1/messages", `{"model":"m","messages":[]}`,
+			Computer(Click(1, 2)).WithSafetyCheck("c", "m"), ""},
+		{"google safety decision", "/v1beta/models/g:generateContent", `{"contents":[]}`,
+			Computer(Click(1, 2)).WithSafetyCheck("c", "looks odd"), `"safety_decision":{"decision":"require_confirmation","explanation":"looks odd"}`},
+		{"native action of another provider", "/v1beta/models/g:generateContent", `{"contents":[]}`,
+			Computer(NativeAction(Anthropic, "", `{"action":"zoom"}`)), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := &recordingTB{TB: t}
+			srv := NewServer(tb)
+			srv.Enqueue(tc.reply)
+			status, body := post(t, srv.URL()+tc.path, tc.body)
+			if tc.want == "" {
+				if status != http.StatusInternalServerError || len(tb.errors) != 1 {
+					t.Errorf("status %d, errors %q; want 500 and the script's error reported", status, tb.errors)
+				}
+				return
+			}
+			if status != http.StatusOK || !strings.Contains(body, tc.want) {
+				t.Errorf("answer %d %s lacks %s", status, body, tc.want)
 			}
 		})
 	}

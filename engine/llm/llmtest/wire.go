@@ -32,6 +32,9 @@ import (
 // input_tokens, Gemini counts thoughts apart from candidates.
 func answer(provider, model string, n int, reply Reply, req map[string]any) (any, error) {
 	u := reply.usage
+	if reply.kind == computerReply && provider == OpenAI {
+		return nil, fmt.Errorf("a Computer reply for a Chat Completions request: OpenAI's computer use speaks the Responses API")
+	}
 	calls, err := scriptedCalls(provider, n, reply)
 	if err != nil {
 		return nil, err
@@ -86,6 +89,13 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 			}}
 			stop = "tool_use"
 		}
+		if reply.kind == computerReply {
+			parts, err := computerParts(provider, n, reply)
+			if err != nil {
+				return nil, err
+			}
+			content, stop = parts, "tool_use"
+		}
 		if reply.kind == toolCallsReply {
 			content = nil
 			if reply.body != "" {
@@ -115,6 +125,12 @@ func answer(provider, model string, n int, reply Reply, req map[string]any) (any
 
 	case Google:
 		parts := []any{map[string]any{"text": reply.body}}
+		if reply.kind == computerReply {
+			var err error
+			if parts, err = computerParts(provider, n, reply); err != nil {
+				return nil, err
+			}
+		}
 		if reply.kind == toolCallsReply {
 			parts = nil
 			if reply.body != "" {
@@ -332,8 +348,14 @@ func inspect(provider string, req map[string]any) *Request {
 		}
 		return read
 	}
-	switch provider {
-	case OpenAI:
+	switch {
+	case provider == OpenAI && req["input"] != nil:
+		inspectResponses(req, rec, &texts, func(url string) {
+			if _, data, ok := strings.Cut(url, ";base64,"); ok {
+				addImage(data)
+			}
+		})
+	case provider == OpenAI:
 		for _, m := range list(req["messages"]) {
 			msg, _ := m.(map[string]any)
 			if msg["content"] != nil {
@@ -371,7 +393,7 @@ func inspect(provider string, req map[string]any) *Request {
 			name, _ := fn["name"].(string)
 			rec.ToolChoice = "tool:" + name
 		}
-	case Anthropic:
+	case provider == Anthropic:
 		if sys, ok := req["system"]; ok {
 			blocks(sys)
 		}
@@ -396,7 +418,7 @@ func inspect(provider string, req map[string]any) *Request {
 				rec.ToolChoice, _ = c["type"].(string)
 			}
 		}
-	case Google:
+	case provider == Google:
 		parts := func(c any) {
 			content, _ := c.(map[string]any)
 			for _, p := range list(content["parts"]) {
@@ -424,7 +446,12 @@ func inspect(provider string, req map[string]any) *Request {
 					resp, _ := fr["response"].(map[string]any)
 					out, isErr := resp["error"]
 					if !isErr {
-						out = resp["output"]
+						var ok bool
+						if out, ok = resp["output"]; !ok && len(resp) > 0 {
+							// Not a function's result but, say, computer
+							// use's {"url": ...}: all of it.
+							out = resp
+						}
 					}
 					if s, ok := out.(string); ok {
 						r.Text = s
@@ -452,6 +479,9 @@ func inspect(provider string, req map[string]any) *Request {
 		}
 		for _, t := range list(req["tools"]) {
 			tool, _ := t.(map[string]any)
+			if _, ok := tool["computerUse"]; ok {
+				rec.Tools = append(rec.Tools, "computer_use")
+			}
 			for _, d := range list(tool["functionDeclarations"]) {
 				decl, _ := d.(map[string]any)
 				if name, ok := decl["name"].(string); ok {

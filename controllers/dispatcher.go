@@ -30,6 +30,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -286,6 +287,13 @@ func (d *Dispatcher) dispatch(job dispatchJob) taskView {
 		st := &job.task.Status
 		r.view.Dispatched = true
 		r.view.Steps = int(st.Steps)
+		// The status's latest steps start the window the follow adds to.
+		for _, a := range st.Actions {
+			r.view.Actions = append(r.view.Actions, rpc.AgentAction{
+				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
+				TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
+			})
+		}
 		if st.StartTime != nil {
 			r.view.StartedAt = st.StartTime.Time
 		}
@@ -490,11 +498,13 @@ func (d *Dispatcher) start(r *taskRun, runner *rpc.Client, log logr.Logger) bool
 	failures := 0
 	for busy, attempted := 1, false; ; attempted = true {
 		if d.cancelRequested(r) {
-			if attempted {
-				// An attempt that failed on the way back may have
-				// reached the runner all the same.
-				d.cancelInRunner(r, runner, log)
+			if !attempted {
+				d.update(r, func(v *taskView) { v.Stage, v.Message = stageCancelled, "" })
+				return false
 			}
+			// An attempt that failed on the way back may have reached
+			// the runner all the same.
+			d.cancelInRunner(r, runner, log)
 			return false
 		}
 		ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)

@@ -188,6 +188,40 @@ spec:
 		Expect(model.Pending()).To(Equal(0))
 	})
 
+	It("fails a dispatched task AgentUnavailable, saying so, when its runner no longer has it", func(ctx SpecContext) {
+		skey := newSession(ctx, ns, "forgetful")
+		Eventually(func(g Gomega) v1alpha1.BrowserSessionPhase {
+			s := &v1alpha1.BrowserSession{}
+			g.Expect(k8sClient.Get(ctx, skey, s)).To(Succeed())
+			return s.Status.Phase
+		}).Should(Equal(v1alpha1.BrowserSessionReady))
+		// A task an earlier manager dispatched to a runner that has
+		// restarted since: this runner never had it.
+		model := newModel()
+		t := newTask(ns, "lost", skey.Name, model)
+		t.Finalizers = []string{v1alpha1.FinalizerAgentTask}
+		key := client.ObjectKeyFromObject(t)
+		restartManager(func() {
+			Expect(k8sClient.Create(ctx, t)).To(Succeed())
+			t.Status = v1alpha1.AgentTaskStatus{
+				Phase: v1alpha1.AgentTaskRunning, Steps: 3, Message: "the agent runs",
+				StartTime: &apimetav1.Time{Time: time.Now()},
+				Conditions: []apimetav1.Condition{{
+					Type: v1alpha1.AgentTaskConditionRunning, Status: apimetav1.ConditionTrue, Reason: v1alpha1.AgentTaskReasonDispatched,
+					Message: "the agent runs", LastTransitionTime: apimetav1.Now(),
+				}},
+			}
+			Expect(k8sClient.Status().Update(ctx, t)).To(Succeed())
+		})
+
+		Eventually(taskPhase(ctx, key)).Should(Equal(v1alpha1.AgentTaskFailed))
+		t = task(ctx, key)(Default)
+		Expect(t.Status.Conditions).To(HaveCondition(v1alpha1.AgentTaskConditionFailed, apimetav1.ConditionTrue, v1alpha1.AgentTaskReasonAgentUnavailable))
+		Expect(t.Status.Message).To(Equal(`the runner of BrowserSession "forgetful" no longer has the task: it restarted since the task was dispatched, and the agent's work after step 3 is lost`))
+		Expect(model.Requests()).To(BeEmpty(), "the task was not started again")
+		Eventually(taskFinalizers(ctx, key)).Should(BeEmpty())
+	})
+
 	It("fails the task with the session's reason when the runner is killed mid-task (scripted model)", func(ctx SpecContext) {
 		model := newModel()
 		skey := newSession(ctx, ns, "fragile")

@@ -86,9 +86,8 @@ func sessionSecretRefs(spec *v1alpha1.BrowserSessionSpec) []secretRef {
 }
 
 // taskSecretRefs lists every Secret an AgentTask references, in spec
-// order. No runner reads them yet (AgentTask dispatch is not part of this
-// release), but they opt in the same way, so that a task written today
-// does not gain a Secret when dispatch comes.
+// order. They opt in as a session's do; the dispatcher reads their values
+// (agentrequest.go) and sends them to the runner with the task.
 func taskSecretRefs(spec *v1alpha1.AgentTaskSpec) []secretRef {
 	var refs []secretRef
 	model := func(field string, m *v1alpha1.ModelSpec) {
@@ -125,9 +124,11 @@ func secretNames(refs []secretRef) []string {
 	return names
 }
 
-// secretMetadata is how the manager reads a Secret: its metadata only, from
-// the cache that holds the Secrets carrying v1alpha1.LabelSessionSecret
-// (CacheOptions). It never reads a Secret's data.
+// secretMetadata is how the controllers read a Secret: its metadata only,
+// from the cache that holds the Secrets carrying
+// v1alpha1.LabelSessionSecret (CacheOptions). The only Secret data the
+// manager reads is the dispatcher's, past the cache, when it sends a task
+// to its runner: the task's own Secrets and the session's runner token.
 func secretMetadata() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))

@@ -50,6 +50,8 @@ type Options struct {
 	// TaskSessionWait is how long an AgentTask waits for its session to
 	// exist before it fails.
 	TaskSessionWait time.Duration
+	// Tasks bounds the AgentTasks' runs.
+	Tasks TaskConfig
 }
 
 // DefaultOptions are the options of a Configuration that sets nothing.
@@ -114,7 +116,17 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 			LiveSessions:       int(ptr.Deref(p.LiveSessions, 0)),
 		}
 	}
-	return Options{Runner: runner, Sessions: sessions, Quota: q, TaskSessionWait: duration(cfg.Tasks.SessionWait)}, nil
+	tasks := TaskConfig{
+		DefaultActiveDeadline: duration(cfg.Tasks.DefaultActiveDeadline),
+		MaxRunning:            int(ptr.Deref(cfg.Tasks.MaxRunning, 0)),
+		RunnerAttempts:        DefaultRunnerAttempts,
+		RetryBackoff:          DefaultRetryBackoff,
+		MaxRetryBackoff:       DefaultMaxRetryBackoff,
+		CallTimeout:           DefaultCallTimeout,
+		DeadlineGrace:         DefaultDeadlineGrace,
+		StatusInterval:        DefaultStatusInterval,
+	}
+	return Options{Runner: runner, Sessions: sessions, Quota: q, TaskSessionWait: duration(cfg.Tasks.SessionWait), Tasks: tasks}, nil
 }
 
 func parseCIDRs(list []string) ([]netip.Prefix, error) {
@@ -174,6 +186,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err := sessions.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the BrowserSession controller: %w", err)
 	}
+	if err := opts.Tasks.validate(); err != nil {
+		return err
+	}
+	dispatcher := NewDispatcher(mgr.GetAPIReader(), opts.Tasks, mgr.GetLogger().WithName("agenttask-dispatcher"))
+	if err := mgr.Add(dispatcher); err != nil {
+		return fmt.Errorf("adding the AgentTask dispatcher: %w", err)
+	}
 	tasks := &AgentTaskReconciler{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
@@ -182,6 +201,8 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Clock:       clock.RealClock{},
 		SessionWait: opts.TaskSessionWait,
 		SecretWait:  opts.Sessions.SecretWait,
+		Tasks:       opts.Tasks,
+		Dispatcher:  dispatcher,
 	}
 	if err := tasks.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the AgentTask controller: %w", err)

@@ -79,6 +79,8 @@ quota:
     - {namespace: team-b, liveSessions: 7}
 tasks:
   sessionWait: 45s
+  defaultActiveDeadline: 1h
+  maxRunning: 7
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +116,8 @@ tasks:
 	}
 	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 20 * time.Second, StartupTimeout: 3 * time.Minute, ForceDeleteAfter: 5 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second
+	want.Tasks.DefaultActiveDeadline = time.Hour
+	want.Tasks.MaxRunning = 7
 	want.Quota = quota.Config{Default: quota.Limits{ConcurrentSessions: 3, LiveSessions: 5}, Projects: map[string]quota.Limits{
 		"team-a": {ConcurrentSessions: 20, LiveSessions: 100},
 		"team-b": {LiveSessions: 7},
@@ -184,6 +188,10 @@ func TestDefaultOptions(t *testing.T) {
 		Sessions:        SessionConfig{DefaultTimeout: time.Hour, MaxTimeout: 24 * time.Hour, DefaultTTLAfterEnded: time.Hour, SecretWait: 30 * time.Second, StartupTimeout: 5 * time.Minute, ForceDeleteAfter: 2 * time.Minute},
 		Quota:           quota.DefaultConfig(),
 		TaskSessionWait: 30 * time.Second,
+		Tasks: TaskConfig{
+			DefaultActiveDeadline: 15 * time.Minute, MaxRunning: 1000, RunnerAttempts: 5, RetryBackoff: time.Second, MaxRetryBackoff: 15 * time.Second,
+			CallTimeout: 45 * time.Second, DeadlineGrace: 30 * time.Second, StatusInterval: time.Second,
+		},
 	}
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 	if diff := cmp.Diff(want, DefaultOptions(), quantities); diff != "" {

@@ -27,6 +27,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,6 +55,16 @@ const (
 	// allowedExecutable is the browser binary, besides the runner's own,
 	// that sessions may name.
 	allowedExecutable = "/opt/chrome/chrome"
+	// unreachableIP is a loopback address where nothing listens: the
+	// local kubelet (internal/localkubelet) hands out 127.A.B.x with A of
+	// 2 and above, and no runner runs in this suite. A session made ready
+	// there has a runner that cannot be reached, and no call leaves the
+	// machine.
+	unreachableIP = "127.1.0.1"
+	// runnerAttempts is how many times the dispatcher tries a runner.
+	runnerAttempts = 3
+	// defaultTaskDeadline is the manager's tasks.defaultActiveDeadline.
+	defaultTaskDeadline = time.Hour
 	// quotaProject is the one project with a quota of its own: two
 	// sessions with a browser, three live.
 	quotaProject = "bf-quota"
@@ -91,6 +102,10 @@ var _ = BeforeSuite(func() {
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
 	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout, ForceDeleteAfter: forceDeleteAfter}
 	opts.TaskSessionWait = taskSessionWait
+	opts.Tasks.DefaultActiveDeadline = defaultTaskDeadline
+	opts.Tasks.RunnerAttempts = runnerAttempts
+	opts.Tasks.RetryBackoff = 50 * time.Millisecond
+	opts.Tasks.MaxRetryBackoff = 200 * time.Millisecond
 	opts.Quota.Projects = map[string]quota.Limits{quotaProject: {ConcurrentSessions: 2, LiveSessions: 3}}
 	runnerCfg = opts.Runner
 	fw.StartManager(cfg, ctrl.Options{Cache: controllers.CacheOptions()}, func(ctx context.Context, mgr ctrl.Manager) error {
@@ -115,7 +130,44 @@ func read[T any, P interface {
 	}
 }
 
-// newNamespace gives each spec a namespace of its own.
+// runAt plays the kubelet: the pod's container runs, ready, at ip.
+func runAt(ctx context.Context, key types.NamespacedName, ip string) {
+	GinkgoHelper()
+	Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := &corev1.Pod{}
+		if err := k8sClient.Get(ctx, key, pod); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		started := true
+		pod.Status = corev1.PodStatus{
+			Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now,
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "runner", Ready: true, Started: &started, Image: "runner", ImageID: "runner",
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			}},
+		}
+		return k8sClient.Status().Update(ctx, pod)
+	})).To(Succeed())
+}
+
+// startSessionAt creates a session and plays the kubelet until it is
+// Ready, its runner at ip.
+func startSessionAt(ctx context.Context, s *v1alpha1.BrowserSession, ip string) types.NamespacedName {
+	GinkgoHelper()
+	Expect(k8sClient.Create(ctx, s)).To(Succeed())
+	key := client.ObjectKeyFromObject(s)
+	Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionStarting))
+	runAt(ctx, podKey(key), ip)
+	Eventually(phase(ctx, key)).Should(Equal(v1alpha1.BrowserSessionReady))
+	return key
+}
+
 // sessionSecret makes Secret name of ns with the session-secret label set to
 // label ("" for none): what a session of ns may reference.
 func sessionSecret(ctx context.Context, ns, name, label string) *corev1.Secret {
@@ -131,6 +183,7 @@ func sessionSecret(ctx context.Context, ns, name, label string) *corev1.Secret {
 	return secret
 }
 
+// newNamespace gives each spec a namespace of its own.
 func newNamespace(ctx context.Context) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bf-"}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command manager runs the browserfleet controllers: BrowserSessions become
-// runner pods, AgentTasks are settled against their sessions. Flags set the
+// runner pods, AgentTasks run in their sessions' runners. Flags set the
 // process's basics; the Configuration file of --config (api/config/v1alpha1,
 // docs/configuration.md) sets the rest. Its wiring is in cmd/manager/app,
 // which the local dev stack runs too.

@@ -71,7 +71,7 @@ func defaults() *configv1alpha1.Configuration {
 			SecretWait:     duration(30 * time.Second),
 		},
 		Quota: configv1alpha1.QuotaConfiguration{ConcurrentSessions: ptr.To[int32](10), LiveSessions: ptr.To[int32](50)},
-		Tasks: configv1alpha1.TasksConfiguration{SessionWait: duration(30 * time.Second)},
+		Tasks: configv1alpha1.TasksConfiguration{SessionWait: duration(30 * time.Second), DefaultActiveDeadline: duration(15 * time.Minute), MaxRunning: ptr.To[int32](1000)},
 	}
 }
 
@@ -136,6 +136,8 @@ quota:
     - {namespace: team-b, liveSessions: 7}
 tasks:
   sessionWait: 45s
+  defaultActiveDeadline: 2h
+  maxRunning: 20
 `,
 		want: func() *configv1alpha1.Configuration {
 			c := defaults()
@@ -178,7 +180,7 @@ tasks:
 					{Namespace: "team-b", LiveSessions: ptr.To[int32](7)},
 				},
 			}
-			c.Tasks.SessionWait = duration(45 * time.Second)
+			c.Tasks = configv1alpha1.TasksConfiguration{SessionWait: duration(45 * time.Second), DefaultActiveDeadline: duration(2 * time.Hour), MaxRunning: ptr.To[int32](20)}
 			return c
 		},
 	}, {
@@ -258,6 +260,9 @@ func TestDecodeRefuses(t *testing.T) {
 		{"negative durations", header + "sessions: {maxTimeout: -1s, ttlAfterEnded: -1s, startupTimeout: -1s, secretWait: -1s}\ntasks: {sessionWait: -1s}\n", []string{
 			"sessions.maxTimeout: Invalid value", "sessions.ttlAfterEnded: Invalid value", "sessions.startupTimeout: Invalid value", "sessions.secretWait: Invalid value", "tasks.sessionWait: Invalid value",
 		}},
+		{"zero task deadline", header + "tasks: {defaultActiveDeadline: 0s}\n", []string{"tasks.defaultActiveDeadline: Invalid value"}},
+		{"task deadline over a day", header + "tasks: {defaultActiveDeadline: 25h}\n", []string{"tasks.defaultActiveDeadline: Invalid value"}},
+		{"zero running tasks", header + "tasks: {maxRunning: 0}\n", []string{"tasks.maxRunning: Invalid value"}},
 		{"zero quota", header + "quota: {concurrentSessions: 0}\n", []string{"quota.concurrentSessions: Invalid value"}},
 		{"negative quota", header + "quota: {concurrentSessions: -1}\n", []string{"quota.concurrentSessions: Invalid value"}},
 		{"live below concurrent", header + "quota: {concurrentSessions: 20, liveSessions: 10}\n", []string{"quota.liveSessions: Invalid value"}},

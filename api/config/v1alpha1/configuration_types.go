@@ -226,4 +226,16 @@ type TasksConfiguration struct {
 	// before it fails. Default 30s.
 	// +optional
 	SessionWait *metav1.Duration `json:"sessionWait,omitempty"`
+
+	// defaultActiveDeadline bounds the run of an AgentTask that sets no
+	// spec.activeDeadlineSeconds, counted from when its agent started.
+	// Default 15m; above 0 and at most 24h (the bound of the spec field).
+	// +optional
+	DefaultActiveDeadline *metav1.Duration `json:"defaultActiveDeadline,omitempty"`
+
+	// maxRunning is how many AgentTasks the manager dispatches to runners
+	// and follows at once, across every session; more wait Pending for a
+	// slot. Default 1000; at least 1.
+	// +optional
+	MaxRunning *int32 `json:"maxRunning,omitempty"`
 }

@@ -51,8 +51,14 @@ const (
 	DefaultConcurrentSessions = 10
 	DefaultLiveSessions       = 50
 
-	DefaultTaskSessionWait = 30 * time.Second
+	DefaultTaskSessionWait          = 30 * time.Second
+	DefaultTaskActiveDeadline       = 15 * time.Minute
+	DefaultTaskMaxRunning     int32 = 1000
 )
+
+// MaxTaskActiveDeadline is the longest tasks.defaultActiveDeadline, as an
+// AgentTask's spec.activeDeadlineSeconds allows at most a day.
+const MaxTaskActiveDeadline = 24 * time.Hour
 
 // Default is the Configuration of no file: every field its default.
 func Default() *Configuration {
@@ -105,6 +111,10 @@ func SetDefaults(cfg *Configuration) {
 	}
 
 	defaultDuration(&cfg.Tasks.SessionWait, DefaultTaskSessionWait)
+	defaultDuration(&cfg.Tasks.DefaultActiveDeadline, DefaultTaskActiveDeadline)
+	if cfg.Tasks.MaxRunning == nil {
+		cfg.Tasks.MaxRunning = ptr.To(DefaultTaskMaxRunning)
+	}
 }
 
 func defaultResources(list corev1.ResourceList, cpu, memory string) corev1.ResourceList {

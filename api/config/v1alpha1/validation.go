@@ -42,7 +42,19 @@ func Validate(cfg *Configuration) field.ErrorList {
 	errs = append(errs, validateRunner(&cfg.Runner, field.NewPath("runner"))...)
 	errs = append(errs, validateSessions(&cfg.Sessions, field.NewPath("sessions"))...)
 	errs = append(errs, validateQuota(&cfg.Quota, field.NewPath("quota"))...)
-	errs = append(errs, validateNonNegative(cfg.Tasks.SessionWait, field.NewPath("tasks", "sessionWait"))...)
+	errs = append(errs, validateTasks(&cfg.Tasks, field.NewPath("tasks"))...)
+	return errs
+}
+
+func validateTasks(t *TasksConfiguration, p *field.Path) field.ErrorList {
+	errs := validateNonNegative(t.SessionWait, p.Child("sessionWait"))
+	if d := t.DefaultActiveDeadline; d != nil && (d.Duration <= 0 || d.Duration > MaxTaskActiveDeadline) {
+		errs = append(errs, field.Invalid(p.Child("defaultActiveDeadline"), d.Duration.String(),
+			fmt.Sprintf("must be greater than 0 and at most %s", MaxTaskActiveDeadline)))
+	}
+	if n := t.MaxRunning; n != nil && *n < 1 {
+		errs = append(errs, field.Invalid(p.Child("maxRunning"), *n, "must be at least 1"))
+	}
 	return errs
 }
 

@@ -119,8 +119,8 @@ runner NetworkPolicy.
 
 {{/*
 The manager's Configuration file (api/config/v1alpha1, docs/configuration.md),
-made from the runner, sessions, projects.quota and manager.taskSessionWait
-values. The manager validates it again when it starts.
+made from the runner, sessions, projects.quota and manager.task* values. The
+manager validates it again when it starts.
 */}}
 {{- define "browserfleet.managerConfig" -}}
 {{- $r := .Values.runner }}
@@ -154,7 +154,7 @@ values. The manager validates it again when it starts.
 {{- with $projects }}{{ $_ := set $quota "projects" . }}{{ end }}
 {{- $s := .Values.sessions }}
 {{- $sessions := dict "defaultTimeout" $s.defaultTimeout "maxTimeout" $s.maxTimeout "ttlAfterEnded" $s.ttlAfterEnded "startupTimeout" $s.startupTimeout "secretWait" $s.secretWait }}
-{{- $tasks := dict "sessionWait" .Values.manager.taskSessionWait }}
+{{- $tasks := dict "sessionWait" .Values.manager.taskSessionWait "defaultActiveDeadline" .Values.manager.taskDefaultActiveDeadline "maxRunning" (int64 .Values.manager.taskMaxRunning) }}
 {{- toYaml (dict "apiVersion" "config.browserfleet.io/v1alpha1" "kind" "Configuration" "runner" $runner "sessions" $sessions "quota" $quota "tasks" $tasks) | trim }}
 {{- end }}
 

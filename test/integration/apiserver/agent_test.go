@@ -140,14 +140,38 @@ var _ = Describe("agentExecute", Ordered, func() {
 		Expect(string(b)).To(ContainSubstring(pageURL("form.html")))
 	})
 
-	It("answers 422 saying what failed when the model cannot be called (scripted model)", func() {
+	It("answers 422 saying what failed when the model cannot be called, and keeps the model key out of the task (scripted model)", func(ctx SpecContext) {
 		model.Enqueue(llmtest.Status(http.StatusUnauthorized).WithMessage("invalid api key"))
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key, agentBody("open the form", ""), nil)
+		body := fmt.Sprintf(`{"agentConfig": {"model": {"modelName": "openai/gpt-test", "baseURL": %q, "apiKey": "sk-agent-secret"}}, "executeOptions": {"instruction": "sign up", "maxSteps": 5}}`,
+			model.BaseURL(llmtest.OpenAI))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key, body, nil)
 		Expect(r.Status).To(Equal(http.StatusUnprocessableEntity), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
 		Expect(r.JSON()).To(HaveKeyWithValue("code", "AGENT_FAILED"))
 		Expect(r.JSON()["error"]).To(And(ContainSubstring("401"), ContainSubstring("invalid api key")))
-		Expect(string(r.Raw)).NotTo(ContainSubstring("sk-test-key"))
+		Expect(string(r.Raw)).NotTo(ContainSubstring("sk-agent-secret"))
+		reqs := model.Requests()
+		Expect(reqs[len(reqs)-1].Header.Get("Authorization")).To(Equal("Bearer sk-agent-secret"))
+
+		var tasks v1alpha1.AgentTaskList
+		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.Namespace))).To(Succeed())
+		Expect(tasks.Items).NotTo(BeEmpty())
+		for _, t := range tasks.Items {
+			Expect(t.Spec.SessionRef.Name).To(Equal(id))
+			raw, err := json.Marshal(t)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(raw)).NotTo(ContainSubstring("sk-agent-secret"))
+		}
+
+		// Streamed, the failure is the last frame.
+		model.Enqueue(llmtest.Status(http.StatusUnauthorized).WithMessage("invalid api key"))
+		r = do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key, body, map[string]string{"x-stream-response": "true"})
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
+		fs := frames(r.Raw)
+		Expect(events(fs)[:2]).To(Equal([]string{"starting", "connected"}))
+		Expect(fs[len(fs)-1].Event).To(Equal("error"))
+		Expect(fs[len(fs)-1].Data.Data["error"]).To(ContainSubstring("invalid api key"))
 	})
 
 	It("refuses useSearch, naming the field, and makes no task", func(ctx SpecContext) {

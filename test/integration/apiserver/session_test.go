@@ -465,35 +465,6 @@ var _ = Describe("shutdown", func() {
 	})
 })
 
-var _ = Describe("agentExecute", func() {
-	It("creates an AgentTask, keeps the model key out of it, and answers the task's failure", func(ctx SpecContext) {
-		p := newProject(ctx)
-		id := startSession(p, "")
-		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
-			`{"agentConfig": {"model": {"modelName": "openai/gpt-test", "apiKey": "sk-agent-secret"}}, "executeOptions": {"instruction": "sign up", "maxSteps": 5}}`, nil)
-		Expect(r.Status).To(Equal(http.StatusUnprocessableEntity), "%s", r.Raw)
-		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
-		Expect(r.JSON()).To(HaveKeyWithValue("code", "AGENT_FAILED"))
-		Expect(r.JSON()["error"]).To(ContainSubstring("agent"))
-
-		var tasks v1alpha1.AgentTaskList
-		Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.Namespace))).To(Succeed())
-		Expect(tasks.Items).To(HaveLen(1))
-		Expect(tasks.Items[0].Spec.SessionRef.Name).To(Equal(id))
-		raw, err := json.Marshal(tasks.Items[0])
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(raw)).NotTo(ContainSubstring("sk-agent-secret"))
-
-		r = do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
-			`{"agentConfig": {}, "executeOptions": {"instruction": "sign up"}, "streamResponse": true}`, nil)
-		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
-		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
-		fs := frames(r.Raw)
-		Expect(events(fs)[:2]).To(Equal([]string{"starting", "connected"}))
-		Expect(fs[len(fs)-1].Event).To(Equal("error"))
-	})
-})
-
 var _ = Describe("the runners' egress gate over /v1", func() {
 	It("refuses a navigation it denies with 403 EGRESS_DENIED, naming the host", func(ctx SpecContext) {
 		p := newProject(ctx)

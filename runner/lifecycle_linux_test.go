@@ -32,11 +32,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/operations"
+	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -256,3 +258,68 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 
 // TestCrashReasonWaitsForTheExit: the DevTools connection may drop before
 // the kernel shows the process gone; the reason is the exit all the same.
+
+func TestShutdownEndsAgentTask(t *testing.T) {
+	t.Log("(scripted model)")
+	model := llmtest.NewServer(t)
+	// The model thinks until the runner gives up on it.
+	model.Enqueue(llmtest.ToolCalls(llmtest.Call("done", `{"reasoning":"never","taskComplete":true}`)).WithDelay(10 * time.Minute))
+	cfg := runnertest.Config(func(s *v1alpha1.BrowserSessionSpec) {
+		s.Model = v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", BaseURL: model.BaseURL(llmtest.OpenAI)}
+	})
+	cfg.Secrets.ModelAPIKey = config.NewSecret("sk-lifecycle-key")
+	cfg.TerminationMessagePath = filepath.Join(t.TempDir(), "termination-log")
+	base, stop, result, _ := startRun(t, cfg, nil)
+	client := rpc.NewClient(base, runnertest.Token, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	uid := "11fec1c1-0000-4000-8000-000000000001"
+	if _, _, err := client.StartAgentTask(ctx, rpc.AgentTaskRequest{UID: uid, Instruction: "think for ever"}); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitFor(t, "the model to be asked", func() bool { return len(model.Requests()) > 0 })
+
+	// A follower, as the manager has, reads the task's end.
+	final := make(chan *rpc.AgentTaskState, 1)
+	go func() {
+		err := client.FollowAgentTask(ctx, uid, 0, func(ev rpc.AgentTaskEvent) error {
+			if ev.State != nil {
+				final <- ev.State
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("following the task: %v", err)
+			close(final)
+		}
+	}()
+
+	stop() // what SIGTERM does in cmd/runner
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("Run returned %v, want nil after an orderly stop", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	st := <-final
+	if st == nil {
+		t.Fatal("the follower got no final state")
+	}
+	runnertest.Want(t, "phase", st.Phase, rpc.AgentTaskFailed)
+	if st.Error == nil || st.Error.Code != rpc.CodeShuttingDown {
+		t.Errorf("error %v, want SHUTTING_DOWN", st.Error)
+	}
+	// The summary the manager reads counts the run.
+	raw, err := os.ReadFile(cfg.TerminationMessagePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, ok := replay.ParseTerminationMessage(string(raw))
+	if !ok {
+		t.Fatalf("termination message %s is no summary", raw)
+	}
+	runnertest.Want(t, "agentExecute calls", sum.ByMethod["agentExecute"], int64(1))
+	runnertest.Want(t, "failed calls", sum.Failed, int64(1))
+}

@@ -116,6 +116,12 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 		srv.BeginShutdown()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 		defer cancel()
+		// An agent task's run ends within moments of its cancellation;
+		// waiting for it lets its followers read its final state and the
+		// history (and so the summary) count it.
+		if err := srv.AgentTasks().Wait(sctx); err != nil {
+			log.Warn("an agent task did not stop in time", "err", err)
+		}
 		// Operations were cancelled; their handlers return at once.
 		shutdownHTTP(httpSrv, min(cfg.ShutdownTimeout/3, 3*time.Second))
 		return b.Close(sctx)

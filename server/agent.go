@@ -18,10 +18,15 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
@@ -67,13 +72,25 @@ type agentUsage struct {
 }
 
 // agentExecute serves POST /v1/sessions/{id}/agentExecute: it creates an
-// AgentTask for the session and answers from the task's status once the task
-// is over. The task is the state: any API replica can serve the call, and
-// `kubectl get at` shows it. A caller that goes away cancels the task by
-// deleting it.
+// AgentTask for the session, which the manager dispatches to the session's
+// runner, and answers once the task is over. The task is the state: any API
+// replica can serve the call, and `kubectl get at` shows it. While the task
+// runs, the call follows it in the runner, so that each step is streamed as
+// it happens and the answer holds every step; should the runner stop
+// answering, the task's status, which the manager keeps, has the last word.
+// A caller that goes away cancels the task by deleting it.
 func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project apikey.Project) {
 	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeAgentExecute, func(b *serverv1.AgentBody) *bool { return b.StreamResponse })
 	if !ok {
+		return
+	}
+	if u := req.ExecuteOptions.UseSearch; u != nil && *u {
+		// The search tool needs an endpoint the operator configures; none
+		// is.
+		writeIssues(w, "invalid request body", []serverv1.Issue{{
+			Path:    "executeOptions.useSearch",
+			Message: "this deployment has no search endpoint configured, so the agent has no search tool; leave useSearch out or set it to false",
+		}})
 		return
 	}
 	bs, ok := s.readySession(w, r, project)
@@ -114,53 +131,188 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 		_ = st.Connected()
 		resp = streamed{st}
 	}
+	f := &agentFollower{s: s, bs: bs, resp: resp, log: log}
+	if !f.await(ctx, key, wake) {
+		// The caller went away or the server is stopping: the task has no
+		// one to answer to.
+		s.cleanup(task)
+		if errors.Is(context.Cause(ctx), errShuttingDown) {
+			resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
+		}
+	}
+}
 
-	steps := int32(0)
+// maxAgentFollows bounds how often one call starts following its task in
+// the runner: a runner that keeps dropping the stream leaves the answer to
+// the task's status.
+const maxAgentFollows = 3
+
+// agentFollower answers one agentExecute call from its task.
+type agentFollower struct {
+	s    *server
+	bs   *v1alpha1.BrowserSession
+	resp responder
+	log  logr.Logger
+	// logged is how many steps the caller has been told of.
+	logged int
+	// follows counts the times the runner was followed.
+	follows int
+	// waiting is the last Pending message told.
+	waiting string
+}
+
+// await answers the call once the task is over, and reports false when ctx
+// ended first (nothing has been answered then).
+func (f *agentFollower) await(ctx context.Context, key client.ObjectKey, wake <-chan struct{}) bool {
 	for {
 		t := &v1alpha1.AgentTask{}
-		err := s.opts.Client.Get(ctx, key, t)
+		err := f.s.opts.Client.Get(ctx, key, t)
 		switch {
 		case apierrors.IsNotFound(err):
 			// The cache has not seen the create yet, or someone deleted
 			// the task; the latter leaves the session's phase to tell.
 		case err != nil:
-			if ctx.Err() == nil {
-				log.Error(err, "reading agent task")
-				resp.fail(http.StatusInternalServerError, CodeInternal, "internal error")
+			if ctx.Err() != nil {
+				return false
 			}
-			s.cleanup(task)
-			return
+			f.log.Error(err, "reading agent task")
+			f.resp.fail(http.StatusInternalServerError, CodeInternal, "internal error")
+			return true
 		default:
-			for ; steps < t.Status.Steps; steps++ {
-				resp.log(rpc.LogLine{Category: "agent", Message: fmt.Sprintf("step %d", steps+1), Level: rpc.LogLevelInfo})
-			}
-			switch t.Status.Phase {
-			case v1alpha1.AgentTaskSucceeded:
-				usage := agentUsageOf(t.Status.Usage)
-				s.opts.Metrics.AddTokens(agentModel(t, bs), usage.InputTokens, usage.OutputTokens, usage.ReasoningTokens, usage.CachedInputTokens)
-				resp.succeed(agentResultOf(t), "")
-				return
-			case v1alpha1.AgentTaskFailed, v1alpha1.AgentTaskCancelled:
-				msg := t.Status.Message
-				if msg == "" {
-					msg = "the agent task " + string(t.Status.Phase)
-				}
-				resp.fail(http.StatusUnprocessableEntity, CodeAgentFailed, msg)
-				return
+			if f.settle(ctx, t) {
+				return true
 			}
 		}
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			// The caller went away or the server is stopping: the task
-			// has no one to answer to.
-			s.cleanup(task)
-			if errors.Is(context.Cause(ctx), errShuttingDown) {
-				resp.fail(http.StatusServiceUnavailable, CodeUnavailable, "the API server is shutting down; retry the call")
-			}
-			return
+			return false
 		}
 	}
+}
+
+// settle answers from the task when it is over, or from the runner once it
+// runs there, and reports whether it answered.
+func (f *agentFollower) settle(ctx context.Context, t *v1alpha1.AgentTask) bool {
+	st := &t.Status
+	switch st.Phase {
+	case v1alpha1.AgentTaskPending, "":
+		if st.Message != "" && st.Message != f.waiting {
+			f.waiting = st.Message
+			f.resp.log(rpc.LogLine{Category: "agent", Message: st.Message, Level: rpc.LogLevelInfo, Timestamp: time.Now()})
+		}
+		return false
+	case v1alpha1.AgentTaskRunning:
+		if f.follows < maxAgentFollows {
+			f.follows++
+			if f.follow(ctx, t) {
+				return true
+			}
+		}
+		f.logSteps(int(st.Steps))
+		return false
+	case v1alpha1.AgentTaskSucceeded:
+		f.logSteps(int(st.Steps))
+		res := agentResultOf(t)
+		f.s.opts.Metrics.AddTokens(agentModel(t, f.bs), res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.ReasoningTokens, res.Usage.CachedInputTokens)
+		f.resp.succeedAgent(res, nil)
+		return true
+	default:
+		msg := st.Message
+		if msg == "" {
+			msg = "the agent task " + string(st.Phase)
+		}
+		f.resp.fail(http.StatusUnprocessableEntity, CodeAgentFailed, msg)
+		return true
+	}
+}
+
+// follow streams the task's steps from the runner as they happen and
+// answers with the runner's outcome, which holds every step and the cache
+// entry. It reports false, having answered nothing, when the runner cannot
+// be followed to the end.
+func (f *agentFollower) follow(ctx context.Context, t *v1alpha1.AgentTask) bool {
+	c, err := f.s.runnerClient(ctx, f.bs)
+	if err != nil {
+		f.log.V(1).Info("cannot follow the agent task in the runner; waiting for its status", "err", err)
+		return false
+	}
+	var final *rpc.AgentTaskState
+	err = c.FollowAgentTask(ctx, string(t.UID), f.logged, func(ev rpc.AgentTaskEvent) error {
+		if ev.Step != nil && ev.Index >= f.logged {
+			f.resp.log(stepLine(ev.Index, *ev.Step))
+			f.logged = ev.Index + 1
+		}
+		if ev.State != nil {
+			final = ev.State
+		}
+		return nil
+	})
+	if err != nil || final == nil || !final.Phase.Over() {
+		if ctx.Err() == nil {
+			f.log.V(1).Info("the runner stopped answering for the agent task; waiting for its status", "err", err)
+		}
+		return false
+	}
+	if final.Phase != rpc.AgentTaskSucceeded || final.Result == nil {
+		msg := "the agent task " + strings.ToLower(string(final.Phase))
+		if final.Error != nil {
+			msg = final.Error.Message
+		}
+		f.resp.fail(http.StatusUnprocessableEntity, CodeAgentFailed, msg)
+		return true
+	}
+	res := agentResultOfState(final)
+	f.s.opts.Metrics.AddTokens(agentModel(t, f.bs), res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.ReasoningTokens, res.Usage.CachedInputTokens)
+	var entry any
+	if ce := final.Result.CacheEntry; ce != nil {
+		entry = agentCacheEntry{CacheKey: ce.CacheKey, Entry: ce.Entry}
+	}
+	f.resp.succeedAgent(res, entry)
+	return true
+}
+
+// logSteps tells the caller of steps it has not heard of, from the task's
+// status, which names only how many there were.
+func (f *agentFollower) logSteps(steps int) {
+	for ; f.logged < steps; f.logged++ {
+		f.resp.log(rpc.LogLine{Category: "agent", Message: fmt.Sprintf("step %d", f.logged+1), Level: rpc.LogLevelInfo, Timestamp: time.Now()})
+	}
+}
+
+// maxStepLineChars bounds the description of a step in its log line; the
+// whole step is in its auxiliary value.
+const maxStepLineChars = 300
+
+// stepLine is the running event of one step: a line for people and the
+// step itself, as JSON, for programs.
+func stepLine(index int, step rpc.AgentAction) rpc.LogLine {
+	msg := fmt.Sprintf("step %d: %s", index+1, step.Type)
+	if step.Action != "" {
+		msg += ": " + step.Action
+	}
+	line := rpc.LogLine{Category: "agent", Message: truncateText(msg, maxStepLineChars), Level: rpc.LogLevelInfo, Timestamp: time.Now()}
+	if b, err := json.Marshal(agentActionOf(step)); err == nil {
+		line.Auxiliary = map[string]rpc.AuxiliaryValue{"step": {Value: string(b), Type: "object"}}
+	}
+	return line
+}
+
+// truncateText cuts s to at most n bytes on a rune boundary.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// agentCacheEntry is the answer's cacheEntry.
+type agentCacheEntry struct {
+	CacheKey string          `json:"cacheKey"`
+	Entry    json.RawMessage `json:"entry"`
 }
 
 func agentModel(t *v1alpha1.AgentTask, bs *v1alpha1.BrowserSession) string {
@@ -180,18 +332,48 @@ func agentUsageOf(u *v1alpha1.Usage) agentUsage {
 	}
 }
 
+func agentActionOf(a rpc.AgentAction) agentAction {
+	return agentAction{
+		Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: a.TaskCompleted, Action: a.Action,
+		TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
+	}
+}
+
+// agentResultOfState is the result the runner reports, every step included.
+func agentResultOfState(st *rpc.AgentTaskState) agentResult {
+	u := st.Usage
+	out := agentResult{
+		Success:   st.Result.Success,
+		Message:   st.Result.Message,
+		Completed: st.Result.Completed,
+		Actions:   make([]agentAction, 0, len(st.Actions)),
+		Metadata:  st.Result.Metadata,
+		Usage: agentUsage{
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, InferenceTimeMs: u.InferenceTimeMs,
+			ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens,
+		},
+	}
+	if out.Metadata == nil {
+		out.Metadata = map[string]any{}
+	}
+	for _, a := range st.Actions {
+		out.Actions = append(out.Actions, agentActionOf(a))
+	}
+	return out
+}
+
+// agentResultOf is the result the task's status holds: the latest
+// v1alpha1.MaxStatusActions steps only.
 func agentResultOf(t *v1alpha1.AgentTask) agentResult {
 	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
 	if res := t.Status.Result; res != nil {
 		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
 	}
-	{
-		for _, a := range t.Status.Actions {
-			out.Actions = append(out.Actions, agentAction{
-				Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
-				TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
-			})
-		}
+	for _, a := range t.Status.Actions {
+		out.Actions = append(out.Actions, agentAction{
+			Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
+			TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
+		})
 	}
 	return out
 }

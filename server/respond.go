@@ -54,6 +54,9 @@ type responder interface {
 	// succeed answers with the call's result. actionID is empty for calls
 	// that have none (start).
 	succeed(result any, actionID string)
+	// succeedAgent answers agentExecute: its data is {result, cacheEntry},
+	// cacheEntry left out when nil.
+	succeedAgent(result, cacheEntry any)
 	// fail answers with an error.
 	fail(status int, code, message string)
 	// failIssues answers a refused request.
@@ -83,6 +86,16 @@ func (p plain) succeed(result any, actionID string) {
 	writeJSON(p.w, http.StatusOK, success{Success: true, Data: opData{Result: result, ActionID: actionID}})
 }
 
+// agentData is agentExecute's data.
+type agentData struct {
+	Result     any `json:"result"`
+	CacheEntry any `json:"cacheEntry,omitempty"`
+}
+
+func (p plain) succeedAgent(result, cacheEntry any) {
+	writeJSON(p.w, http.StatusOK, success{Success: true, Data: agentData{Result: result, CacheEntry: cacheEntry}})
+}
+
 func (p plain) fail(status int, code, message string) { writeError(p.w, status, code, message) }
 
 func (p plain) failIssues(message string, issues []serverv1.Issue) { writeIssues(p.w, message, issues) }
@@ -94,6 +107,10 @@ type streamed struct{ s *sse.Stream }
 func (s streamed) log(line rpc.LogLine) { _ = s.s.Log(line) }
 
 func (s streamed) succeed(result any, actionID string) { _ = s.s.Finished(result, actionID) }
+
+func (s streamed) succeedAgent(result, cacheEntry any) {
+	_ = s.s.FinishedAgent(result, cacheEntry)
+}
 
 func (s streamed) fail(_ int, _, message string) { _ = s.s.Error(message) }
 

@@ -216,7 +216,7 @@ func (a *Automation) callError(op string, err error) error {
 	var modelErr *llm.Error
 	switch {
 	case errors.Is(err, engine.ErrNoModel):
-		return a.models.noModelError(op)
+		return a.models.noModelError(op, "options.model")
 	case errors.Is(err, engine.ErrInvalidArgument):
 		msg := strings.TrimPrefix(err.Error(), engine.ErrInvalidArgument.Error()+": ")
 		return rpc.Errorf(rpc.CodeBadRequest, "%s", msg)

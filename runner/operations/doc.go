@@ -14,9 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package operations performs act, observe, extract and navigate on the
-// session's tab: Automation adapts the engine (the top-level engine
-// package) to the runner RPC's requests and results, with the
-// session's model merged into each call's, and maps the engine's errors to
-// the RPC's codes. Interface is what the RPC server calls.
+// Package operations performs act, observe, extract and navigate, and runs
+// agent tasks, on the session's tab: Automation adapts the engine (the
+// top-level engine package, and engine/agent for agent tasks) to the
+// runner RPC's requests and results, with the session's model merged into
+// each call's, and maps the engine's errors to the RPC's codes. Interface
+// is what the RPC server calls.
 package operations

@@ -32,8 +32,9 @@ type ProgressFunc func(rpc.LogLine)
 
 // Interface performs the session's operations on its page. The runner calls one
 // method at a time, in the order the calls arrived, so an implementation needs no
-// locking of its own for the page. ctx is done when the caller goes away,
-// the call's timeout passes, the runner stops or the browser dies; it is
+// locking of its own for the page. ctx is done when the caller goes away
+// (for Agent: when the task is cancelled or passes its deadline), the
+// call's timeout passes, the runner stops or the browser dies; it is
 // also the page's chromedp context (Tab.Context returns the same), so
 // chromedp.Run(ctx, ...) acts on the page. An error that is an *rpc.Error
 // keeps its code; any other becomes ENGINE_ERROR, or TIMEOUT,
@@ -45,4 +46,15 @@ type Interface interface {
 	// there is one, else {"extraction": ...} or {"pageText": ...}.
 	Extract(ctx context.Context, tab *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error)
 	Navigate(ctx context.Context, tab *chromium.Tab, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error)
+	// Agent runs an agent task on the page until the agent finishes or
+	// ctx ends, calling onStep (when set) after each step with its index
+	// (from 0), the step and the usage so far; the run waits for onStep.
+	// The usage is what the run's model calls took, returned with an
+	// error too. req holds secrets (model keys, variable values) that
+	// must not reach a log or an error.
+	Agent(ctx context.Context, tab *chromium.Tab, req rpc.AgentTaskRequest, onStep AgentStepFunc) (*rpc.AgentResult, rpc.Usage, error)
 }
+
+// AgentStepFunc receives an agent's step: its index (from 0), the step, and
+// the usage of the run's model calls so far.
+type AgentStepFunc func(index int, step rpc.AgentAction, usage rpc.Usage)

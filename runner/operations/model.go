@@ -72,12 +72,18 @@ func newModels(def rpc.ModelConfig, dialer *egress.Dialer, log *slog.Logger) *mo
 // forCall returns the client of a call's options.model, or nil when the
 // call gives none (the engine then uses the session's).
 func (m *models) forCall(call *rpc.ModelConfig) (llm.Client, error) {
+	return m.forField("options.model", call)
+}
+
+// forField returns the client of the model a request gives in field, or nil
+// when it gives none; an unusable model is a BAD_REQUEST naming field.
+func (m *models) forField(field string, call *rpc.ModelConfig) (llm.Client, error) {
 	if call == nil || isZeroModel(*call) {
 		return nil, nil
 	}
 	c, err := llm.New(m.llmConfig(m.merge(*call)))
 	if err != nil {
-		return nil, rpc.Errorf(rpc.CodeBadRequest, "options.model: %s", err.Error())
+		return nil, rpc.Errorf(rpc.CodeBadRequest, "%s: %s", field, err.Error())
 	}
 	return c, nil
 }
@@ -136,10 +142,11 @@ func (m *models) llmConfig(c rpc.ModelConfig) llm.Config {
 	}
 }
 
-// noModelError is what a call that needs a model and has none is told.
-func (m *models) noModelError(op string) *rpc.Error {
+// noModelError is what a call that needs a model and has none is told;
+// field is where the call could have given one.
+func (m *models) noModelError(op, field string) *rpc.Error {
 	if m.err != nil {
-		return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model, and the session's model cannot be used (%s); give options.model", op, m.err.Error())
+		return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model, and the session's model cannot be used (%s); give %s", op, m.err.Error(), field)
 	}
-	return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model: the session has none and the call gave no options.model", op)
+	return rpc.Errorf(rpc.CodeBadRequest, "%s needs a model: the session has none and the call gave no %s", op, field)
 }

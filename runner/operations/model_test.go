@@ -104,7 +104,7 @@ func TestSessionModelThatCannotBeUsed(t *testing.T) {
 	if m.client != nil || m.err == nil {
 		t.Fatalf("client %v, err %v; want none and why", m.client, m.err)
 	}
-	e := m.noModelError("observe")
+	e := m.noModelError("observe", "options.model")
 	runnertest.Want(t, "code", e.Code, rpc.CodeBadRequest)
 	runnertest.WantContains(t, "message", e.Message, "observe needs a model", "nobody", "options.model")
 }

@@ -47,7 +47,6 @@ const (
 // AgentTaskPath is the path of the task with uid.
 func AgentTaskPath(uid string) string { return AgentTaskPathPrefix + uid }
 
-
 // Agent modes, as the AgentTask's spec.agentConfig.mode has them.
 const (
 	AgentModeDOM    = "dom"
@@ -101,14 +100,14 @@ type AgentTaskRequest struct {
 type AgentTaskPhase string
 
 const (
-	// AgentTaskRunning: the agent runs.
+	// AgentTaskRunning is a task whose agent runs.
 	AgentTaskRunning AgentTaskPhase = "Running"
-	// AgentTaskSucceeded: the agent finished; Result says how.
+	// AgentTaskSucceeded is a task whose agent finished; Result says how.
 	AgentTaskSucceeded AgentTaskPhase = "Succeeded"
-	// AgentTaskFailed: the agent stopped on an error; Error says which
+	// AgentTaskFailed is a task whose agent stopped on an error; Error says which
 	// (TIMEOUT for the deadline, MODEL_ERROR, BROWSER_CRASHED, ...).
 	AgentTaskFailed AgentTaskPhase = "Failed"
-	// AgentTaskCancelled: a DELETE stopped the agent.
+	// AgentTaskCancelled is a task whose agent a DELETE stopped.
 	AgentTaskCancelled AgentTaskPhase = "Cancelled"
 )
 

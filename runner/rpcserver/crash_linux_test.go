@@ -99,3 +99,28 @@ func TestBrowserCrash(t *testing.T) {
 		t.Errorf("Browser.Err() = nil after a crash")
 	}
 }
+
+func TestAgentTaskBrowserCrash(t *testing.T) {
+	t.Log("(scripted model)")
+	b := browsertest.Start(t, runnertest.Config(nil))
+	f := newAgentFixture(t, b, nil)
+	f.model.Enqueue(doneCall("never").WithDelay(never))
+	req := taskRequest("c2a5fe00-0000-4000-8000-000000000001", "think for ever")
+	f.start(t, req)
+	f.waitRequests(t, 1)
+	pid := b.PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("killing chromium: %v", err)
+	}
+	final := f.final(t, req.UID)
+	runnertest.Want(t, "phase", final.Phase, rpc.AgentTaskFailed)
+	runnertest.Want(t, "code", codeOf(final), rpc.CodeBrowserCrashed)
+	if final.Error != nil {
+		runnertest.WantContains(t, "message", final.Error.Message, "chromium (pid "+strconv.Itoa(pid)+") exited unexpectedly")
+	}
+	// A task started after is refused with the same reason.
+	ctx, cancel := context.WithTimeout(context.Background(), agentWait)
+	defer cancel()
+	_, _, err := f.client.StartAgentTask(ctx, taskRequest("c2a5fe00-0000-4000-8000-000000000002", "later"))
+	runnertest.Want(t, "code of a later task", rpc.CodeOf(err), rpc.CodeBrowserCrashed)
+}

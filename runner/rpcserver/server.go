@@ -32,6 +32,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/browserfleet/browserfleet/runner/agenttask"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/operations"
@@ -81,6 +82,8 @@ type Server struct {
 	browser  *chromium.Browser
 	stopping bool
 	inflight map[*int]context.CancelCauseFunc
+	// tasks are the session's agent tasks.
+	tasks *agenttask.Registry
 }
 
 // NewServer returns a Server without a browser.
@@ -103,6 +106,7 @@ func NewServer(opts ServerOptions) *Server {
 	if s.history == nil {
 		s.history = replay.NewHistory(0, 0)
 	}
+	s.tasks = agenttask.New(agenttask.Options{Logger: s.log})
 	s.handler = requireToken(opts.Token, http.HandlerFunc(s.route))
 	return s
 }
@@ -114,9 +118,11 @@ func (s *Server) SetBrowser(b *chromium.Browser) {
 	s.browser = b
 }
 
-// BeginShutdown refuses new operations with SHUTTING_DOWN and cancels those
-// in flight (they fail with the same code); /healthz turns 503.
+// BeginShutdown refuses new operations and agent tasks with SHUTTING_DOWN
+// and cancels those in flight (they fail with the same code, an agent task
+// waiting for its turn too); /healthz turns 503.
 func (s *Server) BeginShutdown() {
+	s.tasks.Stop(errShuttingDown)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopping = true
@@ -124,6 +130,9 @@ func (s *Server) BeginShutdown() {
 		cancel(errShuttingDown)
 	}
 }
+
+// AgentTasks returns the server's agent tasks.
+func (s *Server) AgentTasks() *agenttask.Registry { return s.tasks }
 
 var (
 	errShuttingDown = rpc.Errorf(rpc.CodeShuttingDown, "the runner is shutting down")
@@ -146,12 +155,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		serve  http.HandlerFunc
 	}
 	routes := map[string]route{
-		rpc.ActPath:      {http.MethodPost, s.serveAct},
-		rpc.ObservePath:  {http.MethodPost, s.serveObserve},
-		rpc.ExtractPath:  {http.MethodPost, s.serveExtract},
-		rpc.NavigatePath: {http.MethodPost, s.serveNavigate},
-		rpc.CDPPath:      {http.MethodGet, s.serveCDP},
-		rpc.ReplayPath:   {http.MethodGet, s.serveReplay},
+		rpc.ActPath:        {http.MethodPost, s.serveAct},
+		rpc.ObservePath:    {http.MethodPost, s.serveObserve},
+		rpc.ExtractPath:    {http.MethodPost, s.serveExtract},
+		rpc.NavigatePath:   {http.MethodPost, s.serveNavigate},
+		rpc.CDPPath:        {http.MethodGet, s.serveCDP},
+		rpc.ReplayPath:     {http.MethodGet, s.serveReplay},
+		rpc.AgentTasksPath: {http.MethodPost, s.serveAgentTasks},
+	}
+	if strings.HasPrefix(r.URL.Path, rpc.AgentTaskPathPrefix) {
+		s.serveAgentTask(w, r)
+		return
 	}
 	rt, ok := routes[r.URL.Path]
 	switch {
@@ -423,10 +437,19 @@ func opTimeout(ms *float64, def time.Duration) (time.Duration, *rpc.Error) {
 // begin makes the operation's context: a chromedp context of the tab that
 // ends when the caller goes away (CANCELED), the timeout passes (TIMEOUT),
 // the runner stops (SHUTTING_DOWN) or the browser dies (its context,
-// cancelled by chromedp, with no cause of ours).
+// cancelled by chromedp, with no cause of ours). reqCtx is the request's
+// context, or an agent task's, whose *rpc.Error cause (its cancellation,
+// its deadline) becomes the operation's.
 func (s *Server) begin(reqCtx context.Context, b *chromium.Browser, op string, timeout time.Duration) (context.Context, func(), bool) {
 	ctx, cancel := context.WithCancelCause(b.TabContext())
-	stopReq := context.AfterFunc(reqCtx, func() { cancel(errCallerGone) })
+	stopReq := context.AfterFunc(reqCtx, func() {
+		var cause *rpc.Error
+		if errors.As(context.Cause(reqCtx), &cause) {
+			cancel(cause)
+			return
+		}
+		cancel(errCallerGone)
+	})
 	cancelTimeout := func() {}
 	if timeout > 0 {
 		ctx, cancelTimeout = context.WithTimeoutCause(ctx, timeout,

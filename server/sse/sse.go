@@ -215,6 +215,12 @@ func (s *Stream) Finished(result any, actionID string) error {
 	return s.frame(EventFinished, TypeSystem, finishedData{Status: EventFinished, Result: result, ActionID: actionID}, true)
 }
 
+// FinishedAgent writes agentExecute's terminal frame: the result and, when
+// the call asked for one, its cache entry.
+func (s *Stream) FinishedAgent(result, cacheEntry any) error {
+	return s.frame(EventFinished, TypeSystem, finishedData{Status: EventFinished, Result: result, CacheEntry: cacheEntry}, true)
+}
+
 // Error writes the terminal error frame with a message for people; it must
 // carry no secret.
 func (s *Stream) Error(msg string) error {
@@ -243,8 +249,9 @@ type (
 	}
 	finishedData struct {
 		Status   string `json:"status"`
-		Result   any    `json:"result"`
-		ActionID string `json:"actionId,omitempty"`
+		Result     any    `json:"result"`
+		ActionID   string `json:"actionId,omitempty"`
+		CacheEntry any    `json:"cacheEntry,omitempty"`
 	}
 	errorData struct {
 		Status string `json:"status"`

@@ -197,21 +197,33 @@ var _ = Describe("a session over /v1", func() {
 })
 
 var _ = Describe("sessions as resources", func() {
-	It("kubectl apply -f config/samples/ makes a session that becomes Ready, and kubectl delete ends it", func(ctx SpecContext) {
+	It("kubectl apply -f config/samples/ makes a session that becomes Ready and runs the sample task in it (scripted model), and kubectl delete ends it", func(ctx SpecContext) {
 		_, err := kubectl("create", "secret", "generic", "model-keys", "--from-literal=openai=sk-e2e", "--from-literal=anthropic=sk-e2e", "--from-literal=google=sk-e2e")
 		Expect(err).NotTo(HaveOccurred())
 		// As the samples say: a session may reference only Secrets that
 		// opted in.
 		_, err = kubectl("label", "secret", "model-keys", v1alpha1.LabelSessionSecret+"=true")
 		Expect(err).NotTo(HaveOccurred())
+		// The sample task's agent reads the page and finishes at once: no
+		// step of it leaves the machine.
+		model.Enqueue(llmtest.ToolCalls(llmtest.Call("ariaTree", `{}`)).WithUsage(500, 10),
+			llmtest.ToolCalls(llmtest.Call("done", `{"reasoning": "The page is blank: there is no heading to report.", "taskComplete": true}`)).WithUsage(600, 20))
 		out, err := kubectl("apply", "-f", "config/samples/")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("browsersession.browserfleet.io/example-minimal created"))
+		Expect(out).To(ContainSubstring("agenttask.browserfleet.io/example-agent created"))
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, "example-minimal").Status.Phase }).Should(Equal(v1alpha1.BrowserSessionReady))
 		out, err = kubectl("get", "bs", "example-minimal")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(out).To(MatchRegexp(`example-minimal\s+Ready`))
 		pid := runnerPID("example-minimal")
+		// kubectl get at shows the task's session, phase and steps.
+		Eventually(func() (string, error) { return kubectl("get", "at", "example-agent") }).
+			Should(MatchRegexp(`example-agent\s+example-minimal\s+Succeeded\s+2\s`))
+		out, err = kubectl("get", "at", "example-agent", "-o", "yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(ContainSubstring("there is no heading to report"))
+		Expect(out).To(ContainSubstring("inputTokens: 1100"))
 
 		_, err = kubectl("delete", "-f", "config/samples/", "--wait=true", "--timeout=60s")
 		Expect(err).NotTo(HaveOccurred())

@@ -122,6 +122,13 @@ var _ = Describe("the README's quick start", func() {
 				Expect(pageText(session)).To(ContainSubstring("button: ada@example.com"))
 				model.Enqueue(llmtest.JSON(`{"extraction": "ada@example.com"}`))
 			}
+			if strings.Contains(c, "/agentExecute") {
+				// The agent reads the page, then says what the
+				// button shows.
+				Expect(pageText(session)).To(ContainSubstring("button: ada@example.com"))
+				model.Enqueue(llmtest.ToolCalls(llmtest.Call("ariaTree", `{}`)),
+					llmtest.ToolCalls(llmtest.Call("done", `{"reasoning": "The button shows ada@example.com.", "taskComplete": true}`)))
+			}
 			out, status := sh.run(c)
 			Expect(status).To(Equal("0"), "README command %q failed: %s", c, out)
 			ran++
@@ -133,9 +140,22 @@ var _ = Describe("the README's quick start", func() {
 				var reply map[string]any
 				Expect(json.Unmarshal([]byte(out), &reply)).To(Succeed(), "%q answered %q", c, out)
 				Expect(reply).To(HaveKeyWithValue("success", true), "%q answered %q", c, out)
+				if strings.Contains(c, "/agentExecute") {
+					res := reply["data"].(map[string]any)["result"].(map[string]any)
+					Expect(res).To(HaveKeyWithValue("success", true))
+					Expect(res["message"]).To(ContainSubstring("ada@example.com"))
+					Expect(res["actions"]).To(HaveLen(2))
+				}
 				if strings.Contains(c, "/extract") {
 					Expect(reply["data"].(map[string]any)["result"]).To(Equal(map[string]any{"extraction": "ada@example.com"}))
 				}
+			case strings.HasPrefix(c, "kubectl get at"):
+				// agentExecute answers from the runner; the task's
+				// status follows a moment later, as run again shows.
+				Eventually(func() string {
+					out, _ := sh.run(c)
+					return out
+				}).Should(MatchRegexp(`\s` + session + `\s+Succeeded\s+2\s`))
 			case strings.HasPrefix(c, "kubectl get bs"):
 				// end answers at once; the phase follows when the
 				// manager has stopped the browser, as run again shows.
@@ -145,7 +165,7 @@ var _ = Describe("the README's quick start", func() {
 				}).Should(MatchRegexp(session + `\s+(Ending|Ended)\s`))
 			}
 		}
-		Expect(ran).To(BeNumerically(">=", 8))
+		Expect(ran).To(BeNumerically(">=", 10))
 		reqs := model.Requests()
 		Expect(reqs).NotTo(BeEmpty())
 		// The key of x-model-api-key reached the model.

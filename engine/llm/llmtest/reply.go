@@ -38,6 +38,7 @@ type Reply struct {
 	usage      Usage
 	retryAfter *time.Duration
 	delay      time.Duration
+	release    <-chan struct{}
 }
 
 type replyKind int
@@ -153,6 +154,14 @@ func (r Reply) WithMessage(msg string) Reply {
 // gives up.
 func (r Reply) WithDelay(d time.Duration) Reply {
 	r.delay = d
+	return r
+}
+
+// WithRelease makes the Server hold the answer until release is closed, or
+// the client gives up: a test decides when the model answers, to see what
+// happens meanwhile.
+func (r Reply) WithRelease(release <-chan struct{}) Reply {
+	r.release = release
 	return r
 }
 

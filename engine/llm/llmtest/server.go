@@ -243,6 +243,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if reply.release != nil {
+		select {
+		case <-reply.release:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
 	if reply.kind == statusReply {
 		writeError(w, provider, reply)
 		return

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -179,5 +180,30 @@ func TestComputerReplyShapes(t *testing.T) {
 				t.Errorf("answer %d %s lacks %s", status, body, tc.want)
 			}
 		})
+	}
+}
+
+func TestServerHoldsAReplyUntilReleased(t *testing.T) {
+	srv := NewServer(t)
+	release := make(chan struct{})
+	srv.Enqueue(Text("held").WithRelease(release))
+
+	answered := make(chan string, 1)
+	go func() {
+		_, body := post(t, srv.BaseURL(OpenAI)+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+		answered <- body
+	}()
+	// The request arrives and takes its reply, which waits for the test.
+	for len(srv.Requests()) == 0 {
+		runtime.Gosched()
+	}
+	select {
+	case body := <-answered:
+		t.Fatalf("answered before the release: %s", body)
+	default:
+	}
+	close(release)
+	if body := <-answered; !strings.Contains(body, "held") {
+		t.Errorf("answer after the release: %s", body)
 	}
 }

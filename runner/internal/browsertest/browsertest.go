@@ -274,6 +274,26 @@ func (e *Operations) Navigate(ctx context.Context, page *chromium.Tab, req rpc.N
 	return operations.NewAutomation(nil, nil).Navigate(ctx, page, req, progress)
 }
 
+// Agent runs the instruction's steps, separated by ";", each a verb of
+// Act's ("click <css>", "hold <name>", "fail"), one agent step each, and
+// reports each step as it ends.
+func (e *Operations) Agent(ctx context.Context, page *chromium.Tab, req rpc.AgentTaskRequest, onStep operations.AgentStepFunc) (*rpc.AgentResult, rpc.Usage, error) {
+	var usage rpc.Usage
+	for i, instruction := range strings.Split(req.Instruction, ";") {
+		instruction = strings.TrimSpace(instruction)
+		start := time.Now()
+		res, u, err := e.Act(ctx, page, Act(instruction), func(rpc.LogLine) {})
+		usage = usage.Add(u)
+		if err != nil {
+			return nil, usage, err
+		}
+		if onStep != nil {
+			onStep(i, rpc.AgentAction{Type: "act", Action: res.Message, Instruction: instruction, TimeMs: time.Since(start).Milliseconds()}, usage)
+		}
+	}
+	return &rpc.AgentResult{Success: true, Completed: true, Message: "done"}, usage, nil
+}
+
 // Act is an act request for instruction.
 func Act(instruction string) rpc.ActRequest {
 	return rpc.ActRequest{Input: rpc.ActInput{Instruction: instruction}}

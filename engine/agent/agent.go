@@ -66,6 +66,18 @@ type Options struct {
 	// ExecutionModel serves the act, extract and fillForm tools; nil is
 	// Model.
 	ExecutionModel llm.Client
+	// ComputerUse opens the cua mode's conversation with the loop's
+	// model: llm.NewComputerUse with the model's llm.Config and the
+	// options the agent passes (the screenshots' size, the agent's
+	// instructions). Required in cua mode, where Model and ExecutionModel
+	// are not used and may be nil; unused in the other modes.
+	ComputerUse func(llm.ComputerUseOptions) (llm.ComputerUse, error)
+	// AcknowledgeSafetyCheck, in cua mode, is asked about each safety
+	// check a model raises before its next actions (OpenAI's pending
+	// safety checks, Gemini's require_confirmation). Answering true
+	// acknowledges it and the actions run; nil, or false, stops the run
+	// uncompleted with a message naming the check.
+	AcknowledgeSafetyCheck func(llm.SafetyCheck) bool
 	// SystemPrompt is added to the agent's own system prompt.
 	SystemPrompt string
 	// MaxSteps bounds the tool calls; zero is DefaultMaxSteps.

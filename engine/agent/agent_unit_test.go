@@ -81,14 +81,14 @@ func TestCheckOptions(t *testing.T) {
 				t.Errorf("defaults: mode %q, maxSteps %d, toolTimeout %s", o.Mode, o.MaxSteps, o.ToolTimeout)
 			}
 		}},
-		"no instruction":       {opts: Options{Instruction: "  ", Model: m}, wantErr: "instruction"},
-		"no model":             {opts: Options{Instruction: "x"}, wantErr: "model"},
-		"unknown mode":         {opts: Options{Instruction: "x", Model: m, Mode: "vision"}, wantErr: `mode "vision"`},
-		"negative steps":       {opts: Options{Instruction: "x", Model: m, MaxSteps: -1}, wantErr: "maxSteps"},
-		"negative timeout":     {opts: Options{Instruction: "x", Model: m, ToolTimeout: -time.Second}, wantErr: "toolTimeout"},
-		"bad variable name":    {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my pass": {Value: "s3cret-value"}}}, wantErr: `variables: name "my pass"`},
-		"good variable name":   {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my.pass": {Value: "v"}}}},
-		"explicit steps, mode": {opts: Options{Instruction: "x", Model: m, MaxSteps: 3, Mode: ModeHybrid}},
+		"no instruction":          {opts: Options{Instruction: "  ", Model: m}, wantErr: "instruction"},
+		"no model":                {opts: Options{Instruction: "x"}, wantErr: "model"},
+		"unknown mode":            {opts: Options{Instruction: "x", Model: m, Mode: "vision"}, wantErr: `mode "vision"`},
+		"negative steps":          {opts: Options{Instruction: "x", Model: m, MaxSteps: -1}, wantErr: "maxSteps"},
+		"negative timeout":        {opts: Options{Instruction: "x", Model: m, ToolTimeout: -time.Second}, wantErr: "toolTimeout"},
+		"bad variable name":       {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my pass": {Value: "s3cret-value"}}}, wantErr: `variables: name "my pass"`},
+		"good variable name":      {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my.pass": {Value: "v"}}}},
+		"explicit steps, mode":    {opts: Options{Instruction: "x", Model: m, MaxSteps: 3, Mode: ModeHybrid}},
 		"cua without ComputerUse": {opts: Options{Instruction: "x", Model: m, Mode: ModeCUA}, wantErr: "mode cua needs ComputerUse"},
 		"cua without model":       {opts: Options{Instruction: "x", Mode: ModeCUA, ComputerUse: func(llm.ComputerUseOptions) (llm.ComputerUse, error) { return nil, nil }}},
 	}

@@ -283,6 +283,13 @@ func (c *cuaRun) act(ctx context.Context, a llm.ComputerAction, reasoning string
 		}
 		// A failed action may have changed the page all the same.
 		c.uncache(index, a.Type)
+		if a.Type == llm.ActionNavigate || a.Type == llm.ActionBack || a.Type == llm.ActionForward ||
+			a.Type == llm.ActionClick && (a.Button == "back" || a.Button == "forward") {
+			// A navigation left pending would hold the screenshot.
+			if err := c.p.StopLoading(ctx); err != nil {
+				c.log.Debug("stopping a navigation failed", "error", err)
+			}
+		}
 	}
 	st.TimeMs = c.now().Sub(started).Milliseconds()
 	st.Reasoning, st.Action, st.PageURL = c.redact(st.Reasoning), c.redact(st.Action), c.redact(st.PageURL)

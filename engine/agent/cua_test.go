@@ -21,9 +21,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -33,6 +36,7 @@ import (
 	"github.com/browserfleet/browserfleet/engine/agent"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/internal/testing/agentsite"
 )
 
@@ -289,6 +293,287 @@ func TestCUATask(t *testing.T) {
 			}
 			if diff := cmp.Diff(wantSteps, got); diff != "" {
 				t.Errorf("cached steps (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCUACoordinateActions(t *testing.T) {
+	scripted(t, "navigates, clicks and drags at Google's 0..999 coordinates scaled to a larger viewport", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		viewport(t, ctx, 1600, 1000)
+		m := newComputerModel(t, llmtest.Google)
+		b := agentsite.Board
+		m.script(
+			reply(llmtest.Computer(llmtest.Navigate(site.URL+"/board"))),
+			func() llmtest.Reply {
+				rx, ry := m.at(b.RevealButton.X, b.RevealButton.Y, 1600, 1000)
+				cx, cy := m.at(b.Card.X, b.Card.Y, 1600, 1000)
+				dx, dy := m.at(b.DropBox.X, b.DropBox.Y, 1600, 1000)
+				return llmtest.Computer(llmtest.Click(rx, ry), llmtest.Drag(cx, cy, dx, dy))
+			},
+			reply(llmtest.Text("The code is 7391.")),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction:     "Open the board, reveal the code, drop the card in the box, and tell me the code.",
+			Mode:            agent.ModeCUA,
+			ComputerUse:     m.open,
+			HighlightCursor: true,
+			ShouldCache:     true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || res.Message != "The code is 7391." {
+			t.Errorf("result %+v", res)
+		}
+		if got := eval[string](t, ctx, `document.getElementById('code').textContent + '|' + document.getElementById('box').textContent`); got != "Code: 7391|Dropped" {
+			t.Errorf("the page shows %q; the click or the drag missed", got)
+		}
+		if diff := cmp.Diff([]string{"navigate", "click", "drag", "done"}, stepTypes(res.Actions)); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
+		}
+		// The cursor was drawn where the drag ended: the model's point,
+		// scaled back to page pixels, within the rounding of 0..999.
+		got := eval[[]float64](t, ctx, `(() => { const r = document.getElementById('`+page.CursorID+`').getBoundingClientRect(); return [r.left + r.width/2, r.top + r.height/2]; })()`)
+		if len(got) != 2 || got[0] < b.DropBox.X-2 || got[0] > b.DropBox.X || got[1] < b.DropBox.Y-1 || got[1] > b.DropBox.Y {
+			t.Errorf("the cursor is at %v, want about %v", got, []float64{b.DropBox.X, b.DropBox.Y})
+		}
+
+		var entry struct {
+			Steps []struct {
+				Type    string          `json:"type"`
+				URL     string          `json:"url"`
+				Actions []engine.Action `json:"actions"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal(res.CacheEntry.Entry, &entry); err != nil {
+			t.Fatal(err)
+		}
+		if len(entry.Steps) != 3 || entry.Steps[0].Type != "goto" || entry.Steps[0].URL != site.URL+"/board" {
+			t.Fatalf("cached steps %+v", entry.Steps)
+		}
+		click, drag := entry.Steps[1].Actions[0], entry.Steps[2].Actions[0]
+		if click.Method != "click" || !strings.HasSuffix(click.Selector, "/button[1]") {
+			t.Errorf("the click is cached as %+v", click)
+		}
+		if drag.Method != "dragAndDrop" || !strings.HasSuffix(drag.Selector, "/div[1]") || len(drag.Arguments) != 1 || !strings.HasSuffix(drag.Arguments[0], "/div[2]") {
+			t.Errorf("the drag is cached as %+v", drag)
+		}
+	})
+
+	scripted(t, "an action the engine cannot replay leaves the run without a cache entry", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/board")
+		m := newComputerModel(t, llmtest.Anthropic)
+		m.script(
+			reply(llmtest.Computer(llmtest.NativeAction(llmtest.Anthropic, "", `{"action": "triple_click", "coordinate": [180, 124]}`))),
+			reply(llmtest.Text("Done.")),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "triple-click the button", Mode: agent.ModeCUA, ComputerUse: m.open, ShouldCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || res.CacheEntry != nil || res.Metadata["cacheSkipped"] != "step 0 (triple_click) cannot be replayed" {
+			t.Errorf("result %+v, metadata %v", res, res.Metadata)
+		}
+		if got := eval[string](t, ctx, `document.getElementById('code').textContent`); got != "Code: 7391" {
+			t.Errorf("the triple click missed: the page shows %q", got)
+		}
+	})
+}
+
+func TestCUALimits(t *testing.T) {
+	scripted(t, "maxSteps ends the run uncompleted, even within one answer", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/board")
+		m := newComputerModel(t, llmtest.OpenAI)
+		m.script(reply(llmtest.Computer(llmtest.Click(10, 10), llmtest.Click(20, 20), llmtest.Click(30, 30))))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "click around", Mode: agent.ModeCUA, ComputerUse: m.open, MaxSteps: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Success || res.Completed || res.Message != "the agent stopped after 2 actions without finishing: it reached maxSteps (2)" || res.Metadata["stopReason"] != "maxSteps" {
+			t.Errorf("result %+v", res)
+		}
+		if diff := cmp.Diff([]string{"click", "click"}, stepTypes(res.Actions)); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
+		}
+		if n := len(m.srv.Requests()); n != 1 {
+			t.Errorf("the model was asked %d times, want 1", n)
+		}
+	})
+
+	scripted(t, "a failing action is told to the model, and the actions after it are not run", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/board")
+		m := newComputerModel(t, llmtest.Google)
+		m.script(
+			func() llmtest.Reply {
+				x, y := m.at(agentsite.Board.RevealButton.X, agentsite.Board.RevealButton.Y, 1280, 800)
+				return llmtest.Computer(llmtest.Navigate("ftp://127.0.0.1/file"), llmtest.Click(x, y))
+			},
+			reply(llmtest.Text("I cannot open that address.")),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "fetch the file", Mode: agent.ModeCUA, ComputerUse: m.open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"navigate", "done"}, stepTypes(res.Actions)); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
+		}
+		if a := res.Actions[0].Action; !strings.Contains(a, "failed: only absolute http and https URLs") {
+			t.Errorf("the failed step says %q", a)
+		}
+		rs := m.srv.Requests()[1].ToolResults
+		if len(rs) != 2 || !rs[0].IsError || !strings.Contains(rs[0].Text, "only absolute http and https URLs") ||
+			!rs[1].IsError || !strings.Contains(rs[1].Text, "Not run") {
+			t.Errorf("the model was told %+v", rs)
+		}
+		if got := eval[string](t, ctx, `document.getElementById('code').textContent`); got != "" {
+			t.Errorf("the click after the failed action ran: the page shows %q", got)
+		}
+	})
+
+	scripted(t, "a key the page does not know fails the action over openai", func(t *testing.T) {
+		e, ctx := newTab(t)
+		m := newComputerModel(t, llmtest.OpenAI)
+		m.script(reply(llmtest.Computer(llmtest.Keypress("NOSUCHKEY"))), reply(llmtest.Text("No such key.")))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "press it", Mode: agent.ModeCUA, ComputerUse: m.open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Success || !strings.Contains(res.Actions[0].Action, "failed: ") {
+			t.Errorf("result %+v", res)
+		}
+		if text := m.srv.Requests()[1].Text; !strings.Contains(text, "did not run as asked") || !strings.Contains(text, "NOSUCHKEY") {
+			t.Errorf("the model was not told of the failure:\n%s", text)
+		}
+	})
+
+	scripted(t, "an action that outlives toolTimeout is stopped and told to the model", func(t *testing.T) {
+		release := make(chan struct{})
+		hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		t.Cleanup(hang.Close)
+		t.Cleanup(func() { close(release) })
+		e, ctx := newTab(t)
+		m := newComputerModel(t, llmtest.Google)
+		m.script(reply(llmtest.Computer(llmtest.Navigate(hang.URL+"/slow"))), reply(llmtest.Text("The site does not answer.")))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "open the slow page", Mode: agent.ModeCUA, ComputerUse: m.open, ToolTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Actions) != 2 || !strings.HasSuffix(res.Actions[0].Action, ": timed out") {
+			t.Errorf("steps %+v", res.Actions)
+		}
+		rs := m.srv.Requests()[1].ToolResults
+		if len(rs) != 1 || !rs[0].IsError || !strings.Contains(rs[0].Text, "TimeoutError: the navigate action did not finish within 1s") {
+			t.Errorf("the model was told %+v", rs)
+		}
+	})
+
+	scripted(t, "cancelling the context mid-run ends it with the context's error", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/board")
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		m := newComputerModel(t, llmtest.Anthropic)
+		m.script(reply(llmtest.Computer(llmtest.Click(10, 10), llmtest.Wait(30*time.Second))))
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "click, then wait", Mode: agent.ModeCUA, ComputerUse: m.open,
+			// The task is deleted while its first action is reported.
+			OnStep: func(int, agent.Step, llm.Usage) { cancel() },
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if res == nil || !cmp.Equal(stepTypes(res.Actions), []string{"click"}) {
+			t.Errorf("the steps so far: %+v", res)
+		}
+		if n := len(m.srv.Requests()); n != 1 {
+			t.Errorf("the model was asked %d times after the cancel, want 1 in all", n)
+		}
+	})
+
+	scripted(t, "a model that cannot be called ends the run with its error", func(t *testing.T) {
+		e, ctx := newTab(t)
+		m := newComputerModel(t, llmtest.OpenAI)
+		m.script(reply(llmtest.Status(401).WithMessage("bad key")))
+		_, err := agent.Run(ctx, e, agent.Options{Instruction: "x", Mode: agent.ModeCUA, ComputerUse: m.open})
+		var le *llm.Error
+		if !errors.As(err, &le) || le.StatusCode != http.StatusUnauthorized {
+			t.Errorf("err = %v, want the *llm.Error of the 401", err)
+		}
+	})
+}
+
+func TestCUASafetyChecks(t *testing.T) {
+	scripted(t, "a safety check stops the run unless acknowledged", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/board")
+		m := newComputerModel(t, llmtest.OpenAI)
+		b := agentsite.Board
+		m.script(reply(llmtest.Computer(llmtest.Click(int(b.RevealButton.X), int(b.RevealButton.Y))).
+			WithSafetyCheck("malicious_instructions", "The page may hold instructions of its own.")))
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "reveal the code", Mode: agent.ModeCUA, ComputerUse: m.open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Success || res.Completed || res.Metadata["stopReason"] != "safetyCheck" ||
+			!strings.Contains(res.Message, "safety check malicious_instructions: The page may hold instructions of its own.") {
+			t.Errorf("result %+v", res)
+		}
+		if got := eval[string](t, ctx, `document.getElementById('code').textContent`); got != "" {
+			t.Errorf("the unconfirmed click ran: the page shows %q", got)
+		}
+	})
+
+	for _, provider := range []string{llmtest.OpenAI, llmtest.Google} {
+		scripted(t, "an acknowledged safety check lets the actions run over "+provider, func(t *testing.T) {
+			site := agentsite.New(t, agentsite.Options{Password: password})
+			e, ctx := newTab(t)
+			open(t, ctx, e, site.URL+"/board")
+			m := newComputerModel(t, provider)
+			b := agentsite.Board
+			m.script(
+				func() llmtest.Reply {
+					x, y := m.at(b.RevealButton.X, b.RevealButton.Y, 1280, 800)
+					return llmtest.Computer(llmtest.Click(x, y)).WithSafetyCheck("irrelevant_domain", "The page is not about the task.")
+				},
+				reply(llmtest.Text("The code is 7391.")),
+			)
+			var asked []llm.SafetyCheck
+			res, err := agent.Run(ctx, e, agent.Options{
+				Instruction: "reveal the code", Mode: agent.ModeCUA, ComputerUse: m.open,
+				AcknowledgeSafetyCheck: func(sc llm.SafetyCheck) bool { asked = append(asked, sc); return true },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Success || !cmp.Equal(stepTypes(res.Actions), []string{"safetyCheck", "click", "done"}) {
+				t.Errorf("result %+v", res)
+			}
+			if len(asked) != 1 || !strings.Contains(asked[0].Message, "not about the task") {
+				t.Errorf("the callback was asked %+v", asked)
+			}
+			if got := eval[string](t, ctx, `document.getElementById('code').textContent`); got != "Code: 7391" {
+				t.Errorf("the acknowledged click did not run: the page shows %q", got)
+			}
+			body := string(m.srv.Requests()[1].Body)
+			want := map[string]string{llmtest.OpenAI: `"acknowledged_safety_checks":[{"id":"sc_llmtest_1"`, llmtest.Google: `"safety_acknowledgement":"true"`}[provider]
+			if !strings.Contains(body, want) {
+				t.Errorf("the next request does not acknowledge the check (%s):\n%s", want, body)
 			}
 		})
 	}

@@ -46,9 +46,11 @@ const (
 
 // Defaults of a zero Options field.
 const (
-	// DefaultMaxSteps bounds the tool calls of a run.
+	// DefaultMaxSteps bounds the tool calls of a run (in cua mode, its
+	// actions).
 	DefaultMaxSteps = 20
-	// DefaultToolTimeout bounds each tool call but think and wait.
+	// DefaultToolTimeout bounds each tool call but think and wait (in cua
+	// mode, each action but wait, hold_key and screenshot).
 	DefaultToolTimeout = 45 * time.Second
 )
 
@@ -61,7 +63,8 @@ type Options struct {
 	Instruction string
 	// Mode is ModeDOM when empty.
 	Mode Mode
-	// Model runs the agent's loop. Required.
+	// Model runs the agent's loop. Required but in cua mode, which talks
+	// to the model through ComputerUse.
 	Model llm.Client
 	// ExecutionModel serves the act, extract and fillForm tools; nil is
 	// Model.
@@ -80,9 +83,12 @@ type Options struct {
 	AcknowledgeSafetyCheck func(llm.SafetyCheck) bool
 	// SystemPrompt is added to the agent's own system prompt.
 	SystemPrompt string
-	// MaxSteps bounds the tool calls; zero is DefaultMaxSteps.
+	// MaxSteps bounds the tool calls (done excluded); in cua mode, the
+	// actions run, an answer without any counting as one. Zero is
+	// DefaultMaxSteps.
 	MaxSteps int
-	// ToolTimeout bounds each tool call but think and wait; zero is
+	// ToolTimeout bounds each tool call but think and wait (in cua mode,
+	// each action but wait, hold_key and screenshot); zero is
 	// DefaultToolTimeout.
 	ToolTimeout time.Duration
 	// Variables are values the agent types by name: the model sees names

@@ -109,8 +109,7 @@ func (c *cuaRun) loop(ctx context.Context, shot *page.Screenshot) (*Result, erro
 	start := c.now()
 	u, _ := c.p.URL(ctx)
 	turn := llm.ComputerTurn{Text: c.opts.Instruction, Screenshot: shot.PNG, URL: c.redact(u)}
-	var end *outcome
-	for end == nil {
+	for {
 		step, err := c.cu.Step(ctx, turn)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -122,21 +121,18 @@ func (c *cuaRun) loop(ctx context.Context, shot *page.Screenshot) (*Result, erro
 		c.usage = c.usage.Add(step.Usage)
 		reasoning := c.redact(joinNonEmpty(step.Reasoning, step.Text))
 		if step.Done {
-			end = c.done(ctx, step)
-			break
+			return c.finish(ctx, c.done(ctx, step), start)
 		}
 		acks, fin := c.safetyChecks(ctx, step.SafetyChecks, reasoning)
 		if fin != nil {
-			end = fin
-			break
+			return c.finish(ctx, fin, start)
 		}
 		executed, failure, fin, err := c.actAll(ctx, step, reasoning)
 		if err != nil {
 			return c.partial(), err
 		}
 		if fin != nil {
-			end = fin
-			break
+			return c.finish(ctx, fin, start)
 		}
 		if shot, err = c.screenshot(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -153,7 +149,6 @@ func (c *cuaRun) loop(ctx context.Context, shot *page.Screenshot) (*Result, erro
 			AcknowledgedSafetyChecks: acks,
 		}
 	}
-	return c.finish(ctx, end, start)
 }
 
 // done ends the run on the model's final answer.

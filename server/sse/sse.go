@@ -248,7 +248,7 @@ type (
 		Message rpc.LogLine `json:"message"`
 	}
 	finishedData struct {
-		Status   string `json:"status"`
+		Status     string `json:"status"`
 		Result     any    `json:"result"`
 		ActionID   string `json:"actionId,omitempty"`
 		CacheEntry any    `json:"cacheEntry,omitempty"`

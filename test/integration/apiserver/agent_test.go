@@ -154,7 +154,7 @@ var _ = Describe("agentExecute", Ordered, func() {
 		var before v1alpha1.AgentTaskList
 		Expect(k8sClient.List(ctx, &before, client.InNamespace(p.Namespace))).To(Succeed())
 		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
-			fmt.Sprintf(`{"agentConfig": {}, "executeOptions": {"instruction": "search", "useSearch": true}}`), nil)
+			`{"agentConfig": {}, "executeOptions": {"instruction": "search", "useSearch": true}}`, nil)
 		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
 		Expect(string(r.Raw)).To(ContainSubstring("executeOptions.useSearch"))

@@ -46,9 +46,11 @@ const (
 
 // Defaults of a zero Options field.
 const (
-	// DefaultMaxSteps bounds the tool calls of a run.
+	// DefaultMaxSteps bounds the tool calls of a run (in cua mode, its
+	// actions).
 	DefaultMaxSteps = 20
-	// DefaultToolTimeout bounds each tool call but think and wait.
+	// DefaultToolTimeout bounds each tool call but think and wait (in cua
+	// mode, each action but wait, hold_key and screenshot).
 	DefaultToolTimeout = 45 * time.Second
 )
 
@@ -61,16 +63,32 @@ type Options struct {
 	Instruction string
 	// Mode is ModeDOM when empty.
 	Mode Mode
-	// Model runs the agent's loop. Required.
+	// Model runs the agent's loop. Required but in cua mode, which talks
+	// to the model through ComputerUse.
 	Model llm.Client
 	// ExecutionModel serves the act, extract and fillForm tools; nil is
 	// Model.
 	ExecutionModel llm.Client
+	// ComputerUse opens the cua mode's conversation with the loop's
+	// model: llm.NewComputerUse with the model's llm.Config and the
+	// options the agent passes (the screenshots' size, the agent's
+	// instructions). Required in cua mode, where Model and ExecutionModel
+	// are not used and may be nil; unused in the other modes.
+	ComputerUse func(llm.ComputerUseOptions) (llm.ComputerUse, error)
+	// AcknowledgeSafetyCheck, in cua mode, is asked about each safety
+	// check a model raises before its next actions (OpenAI's pending
+	// safety checks, Gemini's require_confirmation). Answering true
+	// acknowledges it and the actions run; nil, or false, stops the run
+	// uncompleted with a message naming the check.
+	AcknowledgeSafetyCheck func(llm.SafetyCheck) bool
 	// SystemPrompt is added to the agent's own system prompt.
 	SystemPrompt string
-	// MaxSteps bounds the tool calls; zero is DefaultMaxSteps.
+	// MaxSteps bounds the tool calls (done excluded); in cua mode, the
+	// actions run, an answer without any counting as one. Zero is
+	// DefaultMaxSteps.
 	MaxSteps int
-	// ToolTimeout bounds each tool call but think and wait; zero is
+	// ToolTimeout bounds each tool call but think and wait (in cua mode,
+	// each action but wait, hold_key and screenshot); zero is
 	// DefaultToolTimeout.
 	ToolTimeout time.Duration
 	// Variables are values the agent types by name: the model sees names

@@ -81,14 +81,16 @@ func TestCheckOptions(t *testing.T) {
 				t.Errorf("defaults: mode %q, maxSteps %d, toolTimeout %s", o.Mode, o.MaxSteps, o.ToolTimeout)
 			}
 		}},
-		"no instruction":       {opts: Options{Instruction: "  ", Model: m}, wantErr: "instruction"},
-		"no model":             {opts: Options{Instruction: "x"}, wantErr: "model"},
-		"unknown mode":         {opts: Options{Instruction: "x", Model: m, Mode: "vision"}, wantErr: `mode "vision"`},
-		"negative steps":       {opts: Options{Instruction: "x", Model: m, MaxSteps: -1}, wantErr: "maxSteps"},
-		"negative timeout":     {opts: Options{Instruction: "x", Model: m, ToolTimeout: -time.Second}, wantErr: "toolTimeout"},
-		"bad variable name":    {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my pass": {Value: "s3cret-value"}}}, wantErr: `variables: name "my pass"`},
-		"good variable name":   {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my.pass": {Value: "v"}}}},
-		"explicit steps, mode": {opts: Options{Instruction: "x", Model: m, MaxSteps: 3, Mode: ModeHybrid}},
+		"no instruction":          {opts: Options{Instruction: "  ", Model: m}, wantErr: "instruction"},
+		"no model":                {opts: Options{Instruction: "x"}, wantErr: "model"},
+		"unknown mode":            {opts: Options{Instruction: "x", Model: m, Mode: "vision"}, wantErr: `mode "vision"`},
+		"negative steps":          {opts: Options{Instruction: "x", Model: m, MaxSteps: -1}, wantErr: "maxSteps"},
+		"negative timeout":        {opts: Options{Instruction: "x", Model: m, ToolTimeout: -time.Second}, wantErr: "toolTimeout"},
+		"bad variable name":       {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my pass": {Value: "s3cret-value"}}}, wantErr: `variables: name "my pass"`},
+		"good variable name":      {opts: Options{Instruction: "x", Model: m, Variables: map[string]engine.Variable{"my.pass": {Value: "v"}}}},
+		"explicit steps, mode":    {opts: Options{Instruction: "x", Model: m, MaxSteps: 3, Mode: ModeHybrid}},
+		"cua without ComputerUse": {opts: Options{Instruction: "x", Model: m, Mode: ModeCUA}, wantErr: "mode cua needs ComputerUse"},
+		"cua without model":       {opts: Options{Instruction: "x", Mode: ModeCUA, ComputerUse: func(llm.ComputerUseOptions) (llm.ComputerUse, error) { return nil, nil }}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -110,13 +112,6 @@ func TestCheckOptions(t *testing.T) {
 				t.Errorf("the error shows a variable's value: %v", err)
 			}
 		})
-	}
-}
-
-func TestRunRefusesCUAForNow(t *testing.T) {
-	_, err := Run(context.Background(), engine.New(nil, engine.Options{}), Options{Instruction: "x", Model: stubModel{"openai/x"}, Mode: ModeCUA})
-	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "cua") {
-		t.Errorf("cua mode gave %v", err)
 	}
 }
 

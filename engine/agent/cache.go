@@ -31,6 +31,10 @@ import (
 // CacheEntryVersion is the version of the cache entry's format.
 const CacheEntryVersion = 1
 
+// cacheNavForward is the step of going forward in history, which only the
+// cua mode does.
+const cacheNavForward = "navforward"
+
 // cacheEntry is the JSON of CacheEntry.Entry (docs/agent.md describes it
 // for the replayer). Variables stay as %name%: no value is ever recorded.
 type cacheEntry struct {
@@ -77,6 +81,7 @@ type cacheResult struct {
 //	keys          method, text (type) or keys (press), times
 //	wait          timeMs
 //	navback       (nothing)
+//	navforward    (nothing; cua mode)
 //	clickAndHold  selector, durationMs
 type cacheStep struct {
 	Type        string          `json:"type"`
@@ -138,7 +143,7 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 		Instruction:     strings.TrimSpace(r.opts.Instruction),
 		StartURL:        r.startURL,
 		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor},
-		ConfigSignature: configSignature{Model: r.opts.Model.Model(), ExecutionModel: r.exec.Model(), SystemPrompt: r.opts.SystemPrompt},
+		ConfigSignature: r.signature,
 		VariableNames:   variableNames(r.opts.Variables),
 	}
 	steps := r.cached

@@ -82,6 +82,11 @@ type run struct {
 	// redactions are the variables' values (raw and as JSON string
 	// content) and their placeholders, longest first.
 	redactions []redaction
+	// signature names the models for the cache entry.
+	signature configSignature
+	// uncacheable, when set, says why the run's steps cannot be replayed:
+	// a successful run then returns no cache entry.
+	uncacheable string
 }
 
 type redaction struct{ value, placeholder string }
@@ -112,15 +117,18 @@ func checkOptions(opts *Options) error {
 	if strings.TrimSpace(opts.Instruction) == "" {
 		return fmt.Errorf("%w: instruction is required", ErrInvalidArgument)
 	}
-	if opts.Model == nil {
-		return fmt.Errorf("%w: model is required", ErrInvalidArgument)
-	}
 	switch opts.Mode {
 	case "":
 		opts.Mode = ModeDOM
 	case ModeDOM, ModeHybrid, ModeCUA:
 	default:
 		return fmt.Errorf("%w: mode %q is not one of dom, hybrid and cua", ErrInvalidArgument, opts.Mode)
+	}
+	switch {
+	case opts.Mode == ModeCUA && opts.ComputerUse == nil:
+		return fmt.Errorf("%w: mode cua needs ComputerUse, which opens the model's computer-use conversation", ErrInvalidArgument)
+	case opts.Mode != ModeCUA && opts.Model == nil:
+		return fmt.Errorf("%w: model is required", ErrInvalidArgument)
 	}
 	switch {
 	case opts.MaxSteps < 0:
@@ -142,26 +150,22 @@ func checkOptions(opts *Options) error {
 	return nil
 }
 
-// runTools runs the dom and hybrid modes.
-func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
+// newRun returns the state every mode starts from, its start URL read.
+func newRun(ctx context.Context, e *engine.Engine, opts Options) (*run, error) {
 	r := &run{
-		e:        e,
-		p:        e.Page(),
-		opts:     opts,
-		exec:     opts.ExecutionModel,
-		log:      opts.Logger,
-		now:      time.Now,
-		failures: make(map[string]int),
-	}
-	if r.exec == nil {
-		r.exec = opts.Model
+		e:          e,
+		p:          e.Page(),
+		opts:       opts,
+		log:        opts.Logger,
+		now:        time.Now,
+		failures:   make(map[string]int),
+		redactions: redactionsFor(opts.Variables),
+		signature:  configSignature{SystemPrompt: opts.SystemPrompt},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.log = r.log.With("mode", string(opts.Mode))
-	r.redactions = redactionsFor(opts.Variables)
-
 	url, err := r.p.URL(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -170,6 +174,20 @@ func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, err
 		return nil, fmt.Errorf("agent: reading the start page: %w", err)
 	}
 	r.startURL = url
+	return r, nil
+}
+
+// runTools runs the dom and hybrid modes.
+func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
+	r, err := newRun(ctx, e, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.exec = opts.ExecutionModel
+	if r.exec == nil {
+		r.exec = opts.Model
+	}
+	r.signature.Model, r.signature.ExecutionModel = opts.Model.Model(), r.exec.Model()
 	r.tools = toolSet(opts.Mode, variableNames(opts.Variables))
 	r.known = make(map[string]bool, len(r.tools))
 	for _, t := range r.tools {
@@ -255,6 +273,12 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		}
 	}
 
+	return r.finish(ctx, end, start)
+}
+
+// finish builds the Result of a run that ended on its own terms: the
+// metadata, the cache entry, the log line.
+func (r *run) finish(ctx context.Context, end *outcome, start time.Time) (*Result, error) {
 	res := &Result{
 		Success:   end.success,
 		Message:   end.message,
@@ -277,7 +301,10 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		res.Metadata["finalUrl"] = u
 	}
 	res.Metadata["durationMs"] = r.now().Sub(start).Milliseconds()
-	if r.opts.ShouldCache && res.Success {
+	if r.opts.ShouldCache && res.Success && r.uncacheable != "" {
+		res.Metadata["cacheSkipped"] = r.uncacheable
+	}
+	if r.opts.ShouldCache && res.Success && r.uncacheable == "" {
 		ce, err := r.buildCacheEntry(res)
 		if err != nil {
 			return res, fmt.Errorf("agent: %w", err)

@@ -31,6 +31,10 @@ import (
 // ErrNoHistory reports that the tab has no earlier page to go back to.
 var ErrNoHistory = errors.New("no previous page in the tab's history")
 
+// ErrNoForwardHistory reports that the tab has no later page to go forward
+// to.
+var ErrNoForwardHistory = errors.New("no next page in the tab's history")
+
 // navigationHistory is Page.getNavigationHistory's answer.
 type navigationHistory struct {
 	CurrentIndex int `json:"currentIndex"`
@@ -86,7 +90,23 @@ const jsLoaded = `document.readyState === 'complete' ? true :
 // Referer do not apply. With no earlier entry it returns an error wrapping
 // ErrNoHistory.
 func (p *Page) GoBack(ctx context.Context, opts NavigateOptions) error {
+	return p.goHistory(ctx, opts, -1)
+}
+
+// GoForward goes forward one entry in the tab's history, as the browser's
+// forward button does, and waits as GoBack does. With no later entry it
+// returns an error wrapping ErrNoForwardHistory.
+func (p *Page) GoForward(ctx context.Context, opts NavigateOptions) error {
+	return p.goHistory(ctx, opts, 1)
+}
+
+// goHistory moves delta (-1 or 1) entries through the tab's history.
+func (p *Page) goHistory(ctx context.Context, opts NavigateOptions, delta int) error {
 	defer p.noteAction()
+	verb := "go back"
+	if delta > 0 {
+		verb = "go forward"
+	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
 		timeout = DefaultNavigateTimeout
@@ -96,12 +116,16 @@ func (p *Page) GoBack(ctx context.Context, opts NavigateOptions) error {
 
 	h, err := p.history(ctx)
 	if err != nil {
-		return fmt.Errorf("go back: %w", err)
+		return fmt.Errorf("%s: %w", verb, err)
 	}
-	if h.CurrentIndex == 0 {
-		return fmt.Errorf("go back: %w", ErrNoHistory)
+	i := h.CurrentIndex + delta
+	switch {
+	case i < 0:
+		return fmt.Errorf("%s: %w", verb, ErrNoHistory)
+	case i >= len(h.Entries):
+		return fmt.Errorf("%s: %w", verb, ErrNoForwardHistory)
 	}
-	prev := h.Entries[h.CurrentIndex-1]
+	to := h.Entries[i]
 
 	// Listen before navigating, as Navigate does: the commit of a fast
 	// page can come before the command's reply.
@@ -128,13 +152,13 @@ func (p *Page) GoBack(ctx context.Context, opts NavigateOptions) error {
 			}
 		}
 	})
-	if err := p.main.call(ctx, "Page.navigateToHistoryEntry", map[string]any{"entryId": prev.ID}, nil); err != nil {
-		return fmt.Errorf("go back to %s: %w", prev.URL, err)
+	if err := p.main.call(ctx, "Page.navigateToHistoryEntry", map[string]any{"entryId": to.ID}, nil); err != nil {
+		return fmt.Errorf("%s to %s: %w", verb, to.URL, err)
 	}
 	select {
 	case <-committed:
 	case <-ctx.Done():
-		return fmt.Errorf("go back to %s: waiting for the page: %w", prev.URL, ctx.Err())
+		return fmt.Errorf("%s to %s: waiting for the page: %w", verb, to.URL, ctx.Err())
 	}
 	// The new document may not have a JavaScript context yet: retry until
 	// it reports load.
@@ -148,7 +172,7 @@ func (p *Page) GoBack(ctx context.Context, opts NavigateOptions) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("go back to %s: waiting for load: %w", prev.URL, ctx.Err())
+			return fmt.Errorf("%s to %s: waiting for load: %w", verb, to.URL, ctx.Err())
 		case <-time.After(pollInterval):
 		}
 	}

@@ -21,6 +21,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
 )
 
 func TestFormFillCheckAndSubmit(t *testing.T) {
@@ -232,8 +235,13 @@ func TestScrolling(t *testing.T) {
 	if y := scrollY(); y != 0 {
 		t.Errorf("scrollTo 0 on the root: scrollY %v", y)
 	}
-	if !contains(tb.events(), "scroll:#document") {
-		t.Errorf("no scroll event: %v", tb.events())
+	// The page fires scroll events when it next renders, which may come
+	// after the calls above return: wait for the event rather than read
+	// the list at once. The call's 20 s bound fails the test if it never
+	// comes.
+	var sawScroll bool
+	if err := chromedp.Run(tb.testCtx(), chromedp.Evaluate(jsScrollSeen, &sawScroll, awaitPromise)); err != nil || !sawScroll {
+		t.Errorf("no scroll event on the document (%v): %v", err, tb.events())
 	}
 
 	// An element's scrollTo moves that element, not the page.
@@ -251,3 +259,17 @@ func TestScrolling(t *testing.T) {
 		}
 	})
 }
+
+// jsScrollSeen resolves once the page has recorded a scroll event on the
+// document: at once if it has, else at the next one.
+const jsScrollSeen = `window.events.includes('scroll:#document') ? true :
+  new Promise(r => {
+    const seen = () => {
+      if (!window.events.includes('scroll:#document')) return; // an element's scroll
+      document.removeEventListener('scroll', seen, true);
+      r(true);
+    };
+    document.addEventListener('scroll', seen, true);
+  })`
+
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }

@@ -141,6 +141,23 @@ func (p *Page) Navigate(ctx context.Context, url string, opts NavigateOptions) e
 	return nil
 }
 
+// stopTimeout bounds StopLoading.
+const stopTimeout = 2 * time.Second
+
+// StopLoading stops a navigation the caller gave up on (a Navigate, GoBack
+// or GoForward that timed out), as the browser's stop button does, so that
+// the next command does not wait behind it: Chromium holds some commands,
+// Page.getLayoutMetrics among them, while a navigation is pending. It runs
+// even when ctx has ended, within stopTimeout.
+func (p *Page) StopLoading(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if err := p.main.call(sctx, "Page.stopLoading", nil, nil); err != nil {
+		return fmt.Errorf("stop loading: %w", err)
+	}
+	return nil
+}
+
 func waitLifecycle(ctx context.Context, events <-chan *page.EventLifecycleEvent, frame cdp.FrameID, loader cdp.LoaderID, name string) error {
 	for {
 		select {

@@ -115,3 +115,25 @@ func TestNavigateSameDocument(t *testing.T) {
 		t.Errorf("hash %q", hash)
 	}
 }
+
+func TestStopLoadingReleasesAPendingNavigation(t *testing.T) {
+	tb := newTab(t)
+	tb.open("/content")
+	// The server never answers: the navigation stays pending after the
+	// caller gave up on it.
+	err := tb.p.Navigate(tb.testCtx(), originB+"/api/hang", NavigateOptions{Timeout: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("navigating to a server that never answers gave %v", err)
+	}
+	if err := tb.p.StopLoading(tb.testCtx()); err != nil {
+		t.Fatal(err)
+	}
+	// Chromium holds Page.getLayoutMetrics while a navigation is pending;
+	// stopped, the tab answers and still shows the page it had.
+	if _, err := tb.p.Viewport(tb.testCtx()); err != nil {
+		t.Errorf("the viewport after stopping: %v", err)
+	}
+	if u, err := tb.p.URL(tb.testCtx()); err != nil || u != originA+"/content" {
+		t.Errorf("the tab shows %s (%v), want %s", u, err, originA+"/content")
+	}
+}

@@ -300,6 +300,55 @@ func (p *Page) PressKey(ctx context.Context, key string) error {
 	return nil
 }
 
+// HoldKey holds a key combination (as PressKey names it) down for d, at
+// most MaxHold, and releases it: modifiers and key down, the wait, then the
+// key and the modifiers up. The keys are released even when ctx ends during
+// the hold, so that the page is not left with a key down.
+func (p *Page) HoldKey(ctx context.Context, key string, d time.Duration) error {
+	if d < 0 || d > MaxHold {
+		return fmt.Errorf("hold of %s: want between 0 and %s", d, MaxHold)
+	}
+	kp, err := parseKey(key)
+	if err != nil {
+		return err
+	}
+	events := kp.events()
+	up := len(events)
+	for i, e := range events {
+		if e.Type == input.KeyUp {
+			up = i
+			break
+		}
+	}
+	err = p.pointer(ctx, func() error {
+		for _, e := range events[:up] {
+			if err := p.main.do(ctx, e); err != nil {
+				return err
+			}
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		var waitErr error
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			waitErr = ctx.Err()
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		for _, e := range events[up:] {
+			if err := p.main.do(rctx, e); err != nil {
+				return errors.Join(waitErr, err)
+			}
+		}
+		return waitErr
+	})
+	if err != nil {
+		return fmt.Errorf("hold %s: %w", key, err)
+	}
+	return nil
+}
+
 // dragSteps is how many mouse moves DragAt makes along each segment of its
 // path: pages start a drag only past a threshold, and some track the
 // pointer between the ends.

@@ -396,6 +396,44 @@ func TestURLAndGoBack(t *testing.T) {
 	if err := tb.p.ClickAt(ctx, 160, 120, ButtonLeft, 1); err != nil {
 		t.Fatal(err)
 	}
+
+	// Forward retraces the steps back, and stops at the latest entry.
+	for _, want := range []string{originA + "/referer", originA + "/referer#part"} {
+		if err := tb.p.GoForward(ctx, NavigateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tb.p.URL(ctx); err != nil || got != want {
+			t.Errorf("after going forward the URL is %s (%v), want %s", got, err, want)
+		}
+	}
+	if err := tb.p.GoForward(ctx, NavigateOptions{}); !errors.Is(err, ErrNoForwardHistory) {
+		t.Errorf("going forward from the latest page gave %v, want ErrNoForwardHistory", err)
+	}
+}
+
+func TestHoldKeyKeepsTheKeyDown(t *testing.T) {
+	tb := newTab(t)
+	tb.open("/coords")
+	tb.eval(`(() => {
+  window.keys = [];
+  addEventListener('keydown', e => { if (!e.repeat) { window.keys.push('down:' + e.key); window.downAt = performance.now(); } });
+  addEventListener('keyup', e => window.keys.push('up:' + e.key + ':' + (performance.now() - window.downAt >= 250)));
+  return true;
+})()`, new(bool))
+	if err := tb.p.ClickAt(tb.testCtx(), 200, 215, ButtonLeft, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.p.HoldKey(tb.testCtx(), "Shift", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	tb.eval(`window.keys`, &keys)
+	if diff := cmp.Diff([]string{"down:Shift", "up:Shift:true"}, keys); diff != "" {
+		t.Errorf("key events (-want +got):\n%s", diff)
+	}
+	if err := tb.p.HoldKey(tb.testCtx(), "Shift", MaxHold+time.Second); err == nil {
+		t.Error("a hold longer than MaxHold was accepted")
+	}
 }
 
 func TestCoordinateInputHonoursTheContext(t *testing.T) {

@@ -421,6 +421,9 @@ func (r *run) gotoURL(ctx context.Context, args json.RawMessage, st *Step) (tool
 		return failure(fmt.Sprintf("goto takes an absolute http or https URL, not %q", a.URL)), nil
 	}
 	if err := r.p.Navigate(ctx, u.String(), page.NavigateOptions{WaitUntil: page.WaitLoad}); err != nil {
+		// A navigation left pending holds Chromium's layout metrics, and
+		// so the next screenshot, until it ends: stop it.
+		_ = r.p.StopLoading(ctx)
 		return toolOutput{}, err
 	}
 	r.record(cacheStep{Type: toolGoto, URL: u.String(), WaitUntil: string(page.WaitLoad)})
@@ -487,6 +490,7 @@ func (r *run) navBack(ctx context.Context, args json.RawMessage, st *Step) (tool
 	}
 	st.Action = "go back"
 	if err := r.p.GoBack(ctx, page.NavigateOptions{}); err != nil {
+		_ = r.p.StopLoading(ctx) // as for goto
 		return toolOutput{}, err
 	}
 	r.record(cacheStep{Type: toolNavBack})

@@ -162,6 +162,16 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 	if exec != nil {
 		opts.ExecutionModel = exec
 	}
+	if mode == agent.ModeCUA {
+		// The provider's computer-use loop keeps its own conversation: it
+		// takes the loop model's config, with the session's credentials
+		// merged as for any call's model.
+		cfg := a.models.llmConfig(a.models.def)
+		if req.Model != nil && !isZeroModel(*req.Model) {
+			cfg = a.models.llmConfig(a.models.merge(*req.Model))
+		}
+		opts.ComputerUse = func(o llm.ComputerUseOptions) (llm.ComputerUse, error) { return llm.NewComputerUse(cfg, o) }
+	}
 	if len(req.Variables) > 0 {
 		opts.Variables = make(map[string]engine.Variable, len(req.Variables))
 		for name, value := range req.Variables {

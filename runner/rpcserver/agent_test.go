@@ -713,3 +713,40 @@ func findCall(t *testing.T, pages []replay.Page, method string) replay.Action {
 	}
 	return found[0]
 }
+
+// TestAgentTaskComputerUse runs a cua task through the runner: the
+// provider's computer-use protocol with the session's model and key, real
+// input on the page.
+func TestAgentTaskComputerUse(t *testing.T) {
+	t.Log("(scripted model)")
+	b := browsertest.Shared(t)
+	site := newSite(t)
+	f := newAgentFixture(t, b, nil)
+	browsertest.MustNavigate(t, b, site.URL+"/form")
+	f.model.Enqueue(
+		llmtest.Computer(llmtest.Keypress("Tab")).WithUsage(700, 15),
+		llmtest.Text("I pressed Tab.").WithUsage(800, 10),
+	)
+	req := taskRequest("0c5e2a77-9d41-4f3a-b8e2-6a1f0d3c7e59", "press tab")
+	req.Mode = rpc.AgentModeCUA
+	f.start(t, req)
+	final := f.final(t, req.UID)
+
+	runnertest.Want(t, "phase", final.Phase, rpc.AgentTaskSucceeded)
+	if final.Result == nil || !final.Result.Success || final.Result.Message != "I pressed Tab." {
+		t.Fatalf("result %+v, want the model's final answer", final.Result)
+	}
+	if len(final.Actions) == 0 || final.Actions[0].Type != "keypress" {
+		t.Errorf("steps %+v, want the keypress first", final.Actions)
+	}
+	runnertest.Want(t, "input tokens", final.Usage.InputTokens, int64(1500))
+	reqs := f.model.Requests()
+	runnertest.Want(t, "model requests", len(reqs), 2)
+	for _, r := range reqs {
+		runnertest.Want(t, "path of a computer-use request", r.Path, "/v1/responses")
+		runnertest.Want(t, "key of a computer-use request", r.Header.Get("Authorization"), "Bearer "+sessionModelKey)
+		if len(r.Images) == 0 {
+			t.Errorf("a computer-use request carries no screenshot")
+		}
+	}
+}

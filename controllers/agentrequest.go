@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"strings"
@@ -34,33 +33,6 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
-
-// errRunnerTokenMissing says the session's runner token Secret is not there,
-// or is not the session's.
-var errRunnerTokenMissing = errors.New("the session's runner token Secret is missing")
-
-// runnerToken reads the session's runner token, as the API pod does
-// (server/runner.go): from the API server, since the manager caches no
-// token Secrets, and only from the Secret the session controls, not one
-// an older session of the same name left.
-func runnerToken(ctx context.Context, reader client.Reader, s *v1alpha1.BrowserSession) (string, error) {
-	key := types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerTokenSecretName(s.Name)}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", errRunnerTokenMissing
-		}
-		return "", fmt.Errorf("getting runner token Secret %s: %w", key, err)
-	}
-	if !metav1.IsControlledBy(secret, s) {
-		return "", errRunnerTokenMissing
-	}
-	tok := strings.TrimSpace(string(secret.Data[rpc.TokenSecretKey]))
-	if tok == "" {
-		return "", errRunnerTokenMissing
-	}
-	return tok, nil
-}
 
 // secretProblem is a Secret reference of a task that cannot be used: its
 // message names the field, never a value.

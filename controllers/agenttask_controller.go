@@ -330,8 +330,8 @@ func runnerError(st *rpc.AgentTaskState) string {
 
 // deadlineOf is the task's active deadline, and where it comes from.
 func (r *AgentTaskReconciler) deadlineOf(task *v1alpha1.AgentTask) (time.Duration, string) {
-	if s := task.Spec.ActiveDeadlineSeconds; s != nil {
-		return time.Duration(*s) * time.Second, "spec.activeDeadlineSeconds"
+	if s := task.Spec.ActiveDeadlineSeconds; s > 0 {
+		return time.Duration(s) * time.Second, "spec.activeDeadlineSeconds"
 	}
 	return r.Tasks.DefaultActiveDeadline, "the manager's tasks.defaultActiveDeadline"
 }

@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -243,7 +242,7 @@ var _ = Describe("AgentTask", func() {
 		def := wrappers.MakeAgentTask("by-default", ns, skey.Name).Obj()
 		Expect(k8sClient.Create(ctx, def)).To(Succeed())
 		own := wrappers.MakeAgentTask("own-deadline", ns, skey.Name).Obj()
-		own.Spec.ActiveDeadlineSeconds = ptr.To(int32(86400))
+		own.Spec.ActiveDeadlineSeconds = 86400
 		Expect(k8sClient.Create(ctx, own)).To(Succeed())
 		dkey, okey := client.ObjectKeyFromObject(def), client.ObjectKeyFromObject(own)
 		markDispatched(ctx, dkey, started)

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -461,12 +462,12 @@ func (d *Dispatcher) runnerOf(r *taskRun) (*rpc.Client, error) {
 	var last error
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)
-		tok, err := runnerToken(ctx, d.reader, s)
+		tok, err := runnertoken.Read(ctx, d.reader, s)
 		cancel()
 		switch {
 		case err == nil:
 			return rpc.NewClient(s.Status.Endpoint, tok, d.http), nil
-		case errors.Is(err, errRunnerTokenMissing):
+		case errors.Is(err, runnertoken.ErrMissing):
 			return nil, fmt.Errorf("the runner of BrowserSession %q cannot be called: %w", s.Name, err)
 		}
 		last = err

@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
@@ -100,7 +101,7 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 		return
 	}
 	c, err := s.runnerClient(r.Context(), bs)
-	if errors.Is(err, errTokenMissing) {
+	if errors.Is(err, runnertoken.ErrMissing) {
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
 		return
 	}

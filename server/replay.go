@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/server/apikey"
 )
@@ -60,7 +61,7 @@ func (s *server) replay(w http.ResponseWriter, r *http.Request, project apikey.P
 		// The runner is stopping: its summary is on its way to the
 		// status, or already there.
 		writeJSON(w, http.StatusOK, success{Success: true, Data: replayFromStatus(bs)})
-	case errors.Is(err, errTokenMissing):
+	case errors.Is(err, runnertoken.ErrMissing):
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to answer yet; retry")
 	default:
 		s.log.Error(err, "getting the replay from the runner", "namespace", bs.Namespace, "session", bs.Name)

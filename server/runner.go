@@ -18,19 +18,14 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -73,9 +68,6 @@ func (t *tokens) put(uid types.UID, tok string) {
 	t.m[uid] = tok
 }
 
-// errTokenMissing says the session's token Secret is not (yet) there.
-var errTokenMissing = errors.New("the session's runner token is missing")
-
 // runnerToken returns the session's runner token. It reads the token Secret
 // from the API server, not the cache: the API pod caches only API-key
 // Secrets, so that it never holds every session's token in memory.
@@ -83,22 +75,9 @@ func (s *server) runnerToken(ctx context.Context, bs *v1alpha1.BrowserSession) (
 	if tok, ok := s.tokens.get(bs.UID); ok {
 		return tok, nil
 	}
-	key := types.NamespacedName{Namespace: bs.Namespace, Name: v1alpha1.RunnerTokenSecretName(bs.Name)}
-	secret := &corev1.Secret{}
-	if err := s.opts.APIReader.Get(ctx, key, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", errTokenMissing
-		}
-		return "", fmt.Errorf("getting runner token secret %s: %w", key, err)
-	}
-	// The Secret must be the one the controller made for this session,
-	// not an older one of a session of the same name.
-	if !metav1.IsControlledBy(secret, bs) {
-		return "", errTokenMissing
-	}
-	tok := strings.TrimSpace(string(secret.Data[rpc.TokenSecretKey]))
-	if tok == "" {
-		return "", errTokenMissing
+	tok, err := runnertoken.Read(ctx, s.opts.APIReader, bs)
+	if err != nil {
+		return "", err
 	}
 	s.tokens.put(bs.UID, tok)
 	return tok, nil

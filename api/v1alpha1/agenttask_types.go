@@ -55,7 +55,7 @@ type AgentTaskSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=86400
-	ActiveDeadlineSeconds *int32 `json:"activeDeadlineSeconds,omitempty"`
+	ActiveDeadlineSeconds int32 `json:"activeDeadlineSeconds,omitempty"`
 }
 
 // SessionReference names a BrowserSession in the same namespace.

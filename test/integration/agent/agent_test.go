@@ -253,7 +253,7 @@ spec:
 		skey := newSession(ctx, ns, "patient")
 		model.Enqueue(gotoHome(), think("too slowly").WithDelay(2*time.Minute))
 		t := newTask(ns, "late", skey.Name, model)
-		t.Spec.ActiveDeadlineSeconds = ptr.To(int32(4))
+		t.Spec.ActiveDeadlineSeconds = 4
 		Expect(k8sClient.Create(ctx, t)).To(Succeed())
 		key := client.ObjectKeyFromObject(t)
 

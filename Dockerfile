@@ -29,6 +29,7 @@ COPY controllers/ controllers/
 COPY engine/ engine/
 COPY quota/ quota/
 COPY runner/ runner/
+COPY runnertoken/ runnertoken/
 COPY server/ server/
 # Static binaries: the controller image has no libc.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \

@@ -36,7 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/internal/runnertoken"
+	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,8 +263,10 @@ func TestSecretsStayOutOfLogsErrorsAndChromium(t *testing.T) {
 func TestShutdownEndsAgentTask(t *testing.T) {
 	t.Log("(scripted model)")
 	model := llmtest.NewServer(t)
-	// The model thinks until the runner gives up on it.
-	model.Enqueue(llmtest.ToolCalls(llmtest.Call("done", `{"reasoning":"never","taskComplete":true}`)).WithDelay(10 * time.Minute))
+	// One step, so that a follower knows it is following; then the model
+	// thinks until the runner gives up on it.
+	model.Enqueue(llmtest.ToolCalls(llmtest.Call("think", `{"reasoning":"first"}`)),
+		llmtest.ToolCalls(llmtest.Call("done", `{"reasoning":"never","taskComplete":true}`)).WithDelay(10*time.Minute))
 	cfg := runnertest.Config(func(s *v1alpha1.BrowserSessionSpec) {
 		s.Model = v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", BaseURL: model.BaseURL(llmtest.OpenAI)}
 	})
@@ -277,12 +280,16 @@ func TestShutdownEndsAgentTask(t *testing.T) {
 	if _, _, err := client.StartAgentTask(ctx, rpc.AgentTaskRequest{UID: uid, Instruction: "think for ever"}); err != nil {
 		t.Fatal(err)
 	}
-	runnertest.WaitFor(t, "the model to be asked", func() bool { return len(model.Requests()) > 0 })
 
 	// A follower, as the manager has, reads the task's end.
 	final := make(chan *rpc.AgentTaskState, 1)
+	following := make(chan struct{})
 	go func() {
+		var once sync.Once
 		err := client.FollowAgentTask(ctx, uid, 0, func(ev rpc.AgentTaskEvent) error {
+			if ev.Step != nil {
+				once.Do(func() { close(following) })
+			}
 			if ev.State != nil {
 				final <- ev.State
 			}
@@ -294,6 +301,18 @@ func TestShutdownEndsAgentTask(t *testing.T) {
 		}
 	}()
 
+	select {
+	case <-following:
+	case st := <-final:
+		t.Fatalf("the follow ended before the first step, with state %+v", st)
+	}
+	runnertest.WaitFor(t, "the model to be asked again", func() bool { return len(model.Requests()) > 1 })
+	select {
+	case <-following:
+	case st := <-final:
+		t.Fatalf("the follow ended before the first step, with state %+v", st)
+	}
+	runnertest.WaitFor(t, "the model to be asked again", func() bool { return len(model.Requests()) > 1 })
 	stop() // what SIGTERM does in cmd/runner
 	select {
 	case err := <-result:

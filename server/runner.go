@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/internal/runnertoken"
+	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 

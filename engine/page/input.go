@@ -539,29 +539,13 @@ func (p *Page) dragAndDrop(ctx context.Context, el *Element, to string) error {
 	}
 	html5 := string(d.Value) == "true"
 
-	// Chrome cannot hand an HTML5 drag to the operating system in a
-	// headless browser. With drags intercepted it reports the drag's data
-	// instead, and the drop is replayed with Input.dispatchDragEvent.
-	intercepted := make(chan *input.DragData, 1)
+	var intercepted <-chan *input.DragData
 	if html5 {
-		lctx, cancel := context.WithCancel(p.ctx)
-		defer cancel()
-		chromedp.ListenTarget(lctx, func(ev any) {
-			if e, ok := ev.(*input.EventDragIntercepted); ok {
-				select {
-				case intercepted <- e.Data:
-				default:
-				}
-			}
-		})
-		if err := p.main.do(ctx, input.SetInterceptDrags(true)); err != nil {
+		var stop func()
+		if intercepted, stop, err = p.interceptDrags(ctx); err != nil {
 			return err
 		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			defer cancel()
-			_ = p.main.do(ctx, input.SetInterceptDrags(false))
-		}()
+		defer stop()
 	}
 
 	if err := p.mouse(ctx, input.MouseMoved, sx, sy, input.None, 0); err != nil {
@@ -611,4 +595,32 @@ func (p *Page) dropTarget(ctx context.Context, el *Element, to string) (*Element
 		return el.snap.Resolve(ctx, to)
 	}
 	return el.Frame.Query(ctx, to)
+}
+
+// interceptDrags makes the browser report HTML5 drags rather than start
+// them: Chrome cannot hand an HTML5 drag to the operating system in a
+// headless browser. With drags intercepted it reports the drag's data on
+// the channel instead, and the drop is replayed with
+// Input.dispatchDragEvent. stop ends the interception.
+func (p *Page) interceptDrags(ctx context.Context) (<-chan *input.DragData, func(), error) {
+	intercepted := make(chan *input.DragData, 1)
+	lctx, cancel := context.WithCancel(p.ctx)
+	chromedp.ListenTarget(lctx, func(ev any) {
+		if e, ok := ev.(*input.EventDragIntercepted); ok {
+			select {
+			case intercepted <- e.Data:
+			default:
+			}
+		}
+	})
+	if err := p.main.do(ctx, input.SetInterceptDrags(true)); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return intercepted, func() {
+		defer cancel()
+		ctx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancelStop()
+		_ = p.main.do(ctx, input.SetInterceptDrags(false))
+	}, nil
 }

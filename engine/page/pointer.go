@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/input"
-	"github.com/chromedp/chromedp"
 )
 
 // Input at viewport coordinates, for agents that act on what a screenshot
@@ -397,26 +396,13 @@ func (p *Page) drag(ctx context.Context, path []Point) error {
 	}
 	html5 := string(d.Value) == "true"
 
-	intercepted := make(chan *input.DragData, 1)
+	var intercepted <-chan *input.DragData
 	if html5 {
-		lctx, cancel := context.WithCancel(p.ctx)
-		defer cancel()
-		chromedp.ListenTarget(lctx, func(ev any) {
-			if e, ok := ev.(*input.EventDragIntercepted); ok {
-				select {
-				case intercepted <- e.Data:
-				default:
-				}
-			}
-		})
-		if err := p.main.do(ctx, input.SetInterceptDrags(true)); err != nil {
+		var stop func()
+		if intercepted, stop, err = p.interceptDrags(ctx); err != nil {
 			return err
 		}
-		defer func() {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-			defer cancel()
-			_ = p.main.do(ctx, input.SetInterceptDrags(false))
-		}()
+		defer stop()
 	}
 
 	if err := p.mouseAt(ctx, input.MouseMoved, start.X, start.Y, input.None, 0, 0); err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -211,6 +212,18 @@ func (f *agentFollower) settle(ctx context.Context, t *v1alpha1.AgentTask) bool 
 		}
 		f.logSteps(int(st.Steps))
 		return false
+	}
+	// Over. A task that ran is answered from the runner, which keeps it
+	// for a while with every step and the cache entry; the status has the
+	// latest steps only. A short run may be over before the call saw it
+	// running.
+	if dispatched(st) && f.follows < maxAgentFollows {
+		f.follows++
+		if f.follow(ctx, t) {
+			return true
+		}
+	}
+	switch st.Phase {
 	case v1alpha1.AgentTaskSucceeded:
 		f.logSteps(int(st.Steps))
 		res := agentResultOf(t)
@@ -225,6 +238,11 @@ func (f *agentFollower) settle(ctx context.Context, t *v1alpha1.AgentTask) bool 
 		f.resp.fail(http.StatusUnprocessableEntity, CodeAgentFailed, msg)
 		return true
 	}
+}
+
+// dispatched says whether the task reached its runner.
+func dispatched(st *v1alpha1.AgentTaskStatus) bool {
+	return st.StartTime != nil || meta.FindStatusCondition(st.Conditions, v1alpha1.AgentTaskConditionRunning) != nil
 }
 
 // follow streams the task's steps from the runner as they happen and

@@ -21,11 +21,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -122,6 +124,64 @@ var _ = Describe("agentExecute", Ordered, func() {
 				HaveField("Status.Steps", BeNumerically("==", 2)),
 			)))
 		}).Should(Succeed())
+	})
+
+	It("stops the agent when its caller goes away: the task is deleted, and the model is asked nothing more (scripted model)", func(ctx SpecContext) {
+		// The second answer is held for as long as the spec runs: the agent
+		// is mid-step when its caller goes away.
+		release := make(chan struct{})
+		defer close(release)
+		model.Enqueue(
+			toolCall("think", map[string]any{"reasoning": "first"}),
+			toolCall("think", map[string]any{"reasoning": "second"}).WithRelease(release),
+		)
+		before := len(model.Requests())
+		callCtx, hangUp := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			req, err := http.NewRequestWithContext(callCtx, http.MethodPost, api.URL+"/v1/sessions/"+id+"/agentExecute", strings.NewReader(agentBody("think twice", "")))
+			if err != nil {
+				done <- err
+				return
+			}
+			req.Header.Set("x-svc-api-key", p.Key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-stream-response", "true")
+			resp, err := api.Client().Do(req)
+			if err == nil {
+				// Read until the hang-up cuts the stream.
+				_, err = io.Copy(io.Discard, resp.Body)
+				_ = resp.Body.Close()
+			}
+			done <- err
+		}()
+		Eventually(func() int { return len(model.Requests()) }).Should(BeNumerically(">=", before+2))
+		var task v1alpha1.AgentTask
+		Eventually(func(g Gomega) {
+			var tasks v1alpha1.AgentTaskList
+			g.Expect(k8sClient.List(ctx, &tasks, client.InNamespace(p.Namespace))).To(Succeed())
+			found := false
+			for _, t := range tasks.Items {
+				if t.Spec.ExecuteOptions.Instruction == "think twice" {
+					task, found = t, true
+				}
+			}
+			g.Expect(found).To(BeTrue())
+		}).Should(Succeed())
+		hangUp()
+		Eventually(func() bool {
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(&task), &v1alpha1.AgentTask{})
+			return apierrors.IsNotFound(err)
+		}).Should(BeTrue(), "the task outlived its caller")
+		// The runner stopped the agent mid-step, and its history says so.
+		Eventually(func() string {
+			r := do(http.MethodGet, "/v1/sessions/"+id+"/replay", p.Key, "", nil)
+			return strings.ToLower(string(r.Raw))
+		}).Should(And(ContainSubstring(`"method":"agentexecute"`), ContainSubstring("cancel")))
+		asked := len(model.Requests())
+		Consistently(func() int { return len(model.Requests()) }, "2s").Should(Equal(asked))
+		Expect(model.Pending()).To(BeZero())
+		Eventually(done).Should(Receive(MatchError(context.Canceled)))
 	})
 
 	It("answers the cache entry it was asked for, documented (scripted model)", func() {

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/runner/replay"
+	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/server/apikey"
 )
 

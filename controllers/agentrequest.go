@@ -82,6 +82,7 @@ func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.Agen
 	if req.ExecutionModel, err = modelConfig("spec.agentConfig.executionModel", spec.AgentConfig.ExecutionModel, secrets); err != nil {
 		return nil, err
 	}
+	req.VariableDescriptions = maps.Clone(spec.ExecuteOptions.VariableDescriptions)
 	if len(spec.ExecuteOptions.Variables) > 0 {
 		req.Variables = maps.Clone(spec.ExecuteOptions.Variables)
 	}

@@ -148,6 +148,14 @@ type ExecuteOptions struct {
 	// whose value is that variable's value.
 	// +optional
 	VariablesSecretRef *SecretReference `json:"variablesSecretRef,omitempty"`
+
+	// variableDescriptions tell the model what a variable (of variables or
+	// variablesSecretRef) holds, by name; the model sees names and
+	// descriptions, never values.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].size() <= 1024)",message="each description is at most 1024 characters"
+	VariableDescriptions map[string]string `json:"variableDescriptions,omitempty"`
 }
 
 // AgentTaskPhase is a one-word summary of a task's conditions.

@@ -175,7 +175,7 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 	if len(req.Variables) > 0 {
 		opts.Variables = make(map[string]engine.Variable, len(req.Variables))
 		for name, value := range req.Variables {
-			opts.Variables[name] = engine.Variable{Value: value}
+			opts.Variables[name] = engine.Variable{Value: value, Description: req.VariableDescriptions[name]}
 		}
 	}
 	return opts, nil

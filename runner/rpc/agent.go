@@ -87,6 +87,8 @@ type AgentTaskRequest struct {
 	// Variables are values the agent types by name; the model sees the
 	// names only.
 	Variables map[string]string `json:"variables,omitempty"`
+	// VariableDescriptions tell the model what a variable holds, by name.
+	VariableDescriptions map[string]string `json:"variableDescriptions,omitempty"`
 	// FrameID scopes the agent to a frame; empty is the main frame.
 	FrameID string `json:"frameId,omitempty"`
 	// ShouldCache asks for a cache entry of the run in the result.

@@ -111,6 +111,9 @@ type AgentExecuteOptions struct {
 	// booleans have become their text, descriptions are dropped (the
 	// AgentTask has no place for them). Secret: often passwords.
 	Variables map[string]string
+	// VariableDescriptions are the descriptions of the variables given as
+	// {value, description}, by name. Not secret.
+	VariableDescriptions map[string]string
 }
 
 // DecodeAgentExecute decodes and validates an agentExecute body; see
@@ -195,6 +198,12 @@ func (w *agentWire) body() *AgentBody {
 		b.ExecuteOptions.Variables = make(map[string]string, len(o.Variables))
 		for k, v := range o.Variables {
 			b.ExecuteOptions.Variables[k] = v.Value
+			if v.Description != "" {
+				if b.ExecuteOptions.VariableDescriptions == nil {
+					b.ExecuteOptions.VariableDescriptions = map[string]string{}
+				}
+				b.ExecuteOptions.VariableDescriptions[k] = v.Description
+			}
 		}
 	}
 	return b
@@ -349,6 +358,7 @@ func (b *AgentBody) taskSpec(name, session string) (v1alpha1.AgentTaskSpec, map[
 		}
 		spec.ExecuteOptions.VariablesSecretRef = &v1alpha1.SecretReference{Name: secret}
 	}
+	spec.ExecuteOptions.VariableDescriptions = maps.Clone(o.VariableDescriptions)
 	return spec, data, nil
 }
 

@@ -142,6 +142,8 @@ func TestDecodeAgentExecuteAccepts(t *testing.T) {
 					Instruction: "log in", MaxSteps: ptr(int32(20)), HighlightCursor: ptr(true), UseSearch: ptr(false),
 					ToolTimeout: ptr(int32(30000)),
 					Variables:   map[string]string{"user": "demo", "pin": "1234", "remember": "true", "pw": "hunter2"},
+					// The description goes to the model; the value does not.
+					VariableDescriptions: map[string]string{"pw": "the password"},
 				},
 				StreamResponse: ptr(true),
 				ShouldCache:    ptr(true),
@@ -210,7 +212,8 @@ func TestToAgentTask(t *testing.T) {
 			ExecuteOptions: v1alpha1.ExecuteOptions{
 				Instruction: "log in", MaxSteps: 10, ToolTimeoutMs: ptr(int32(5000)),
 				HighlightCursor: ptr(true), UseSearch: ptr(true),
-				VariablesSecretRef: &v1alpha1.SecretReference{Name: variables},
+				VariablesSecretRef:   &v1alpha1.SecretReference{Name: variables},
+				VariableDescriptions: map[string]string{"user": "login"},
 			},
 			FrameID:     "F1",
 			ShouldCache: ptr(true),

@@ -184,6 +184,20 @@ var _ = Describe("agentExecute", Ordered, func() {
 		Eventually(done).Should(Receive(MatchError(context.Canceled)))
 	})
 
+	It("tells the model a variable's name and description, never its value (scripted model)", func() {
+		before := len(model.Requests())
+		model.Enqueue(toolCall("done", map[string]any{"reasoning": "nothing to type", "taskComplete": true}))
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
+			fmt.Sprintf(`{"agentConfig": {"model": %s}, "executeOptions": {"instruction": "sign in with %%password%%", "maxSteps": 5,
+				"variables": {"password": {"value": "s3cret-9f2c", "description": "the account's password"}}}}`, modelOption()), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		reqs := model.Requests()[before:]
+		Expect(reqs).To(HaveLen(1))
+		Expect(reqs[0].Text).To(And(ContainSubstring("password"), ContainSubstring("the account's password")))
+		Expect(string(reqs[0].Body)).NotTo(ContainSubstring("s3cret-9f2c"))
+		Expect(string(r.Raw)).NotTo(ContainSubstring("s3cret-9f2c"))
+	})
+
 	It("answers the cache entry it was asked for, documented (scripted model)", func() {
 		model.Enqueue(
 			toolCall("goto", map[string]any{"url": pageURL("form.html")}),

@@ -44,23 +44,12 @@ const CodeAgentFailed = "AGENT_FAILED"
 
 // agentResult is agentExecute's data.result, in the spec's shape.
 type agentResult struct {
-	Success   bool           `json:"success"`
-	Message   string         `json:"message"`
-	Actions   []agentAction  `json:"actions"`
-	Completed bool           `json:"completed"`
-	Metadata  map[string]any `json:"metadata"`
-	Usage     agentUsage     `json:"usage"`
-}
-
-type agentAction struct {
-	Type          string `json:"type"`
-	Reasoning     string `json:"reasoning"`
-	TaskCompleted bool   `json:"taskCompleted"`
-	Action        string `json:"action"`
-	TimeMs        int64  `json:"timeMs"`
-	PageText      string `json:"pageText"`
-	PageURL       string `json:"pageUrl"`
-	Instruction   string `json:"instruction"`
+	Success   bool              `json:"success"`
+	Message   string            `json:"message"`
+	Actions   []rpc.AgentAction `json:"actions"`
+	Completed bool              `json:"completed"`
+	Metadata  map[string]any    `json:"metadata"`
+	Usage     agentUsage        `json:"usage"`
 }
 
 // agentUsage is snake_case, as the spec has it for agents.
@@ -284,7 +273,7 @@ func (f *agentFollower) follow(ctx context.Context, t *v1alpha1.AgentTask) bool 
 	f.s.opts.Metrics.AddTokens(agentModel(t, f.bs), res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.ReasoningTokens, res.Usage.CachedInputTokens)
 	var entry any
 	if ce := final.Result.CacheEntry; ce != nil {
-		entry = agentCacheEntry{CacheKey: ce.CacheKey, Entry: ce.Entry}
+		entry = ce
 	}
 	f.resp.succeedAgent(res, entry)
 	return true
@@ -310,7 +299,7 @@ func stepLine(index int, step rpc.AgentAction) rpc.LogLine {
 		msg += ": " + step.Action
 	}
 	line := rpc.LogLine{Category: "agent", Message: truncateText(msg, maxStepLineChars), Level: rpc.LogLevelInfo, Timestamp: time.Now()}
-	if b, err := json.Marshal(agentActionOf(step)); err == nil {
+	if b, err := json.Marshal(step); err == nil {
 		line.Auxiliary = map[string]rpc.AuxiliaryValue{"step": {Value: string(b), Type: "object"}}
 	}
 	return line
@@ -327,12 +316,6 @@ func truncateText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// agentCacheEntry is the answer's cacheEntry.
-type agentCacheEntry struct {
-	CacheKey string          `json:"cacheKey"`
-	Entry    json.RawMessage `json:"entry"`
-}
-
 func agentModel(t *v1alpha1.AgentTask, bs *v1alpha1.BrowserSession) string {
 	if m := t.Spec.AgentConfig.Model; m != nil && m.Name != "" {
 		return m.Name
@@ -340,42 +323,30 @@ func agentModel(t *v1alpha1.AgentTask, bs *v1alpha1.BrowserSession) string {
 	return bs.Spec.Model.Name
 }
 
-func agentUsageOf(u *v1alpha1.Usage) agentUsage {
-	if u == nil {
-		return agentUsage{}
-	}
+// agentUsageOf is usage in the spec's snake_case. The runner's and the
+// status's usage have the same fields (rpc.Usage(v1alpha1.Usage) compiles).
+func agentUsageOf(u rpc.Usage) agentUsage {
 	return agentUsage{
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, InferenceTimeMs: u.InferenceTimeMs,
 		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens,
 	}
 }
 
-func agentActionOf(a rpc.AgentAction) agentAction {
-	return agentAction{
-		Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: a.TaskCompleted, Action: a.Action,
-		TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
-	}
-}
-
 // agentResultOfState is the result the runner reports, every step included.
 func agentResultOfState(st *rpc.AgentTaskState) agentResult {
-	u := st.Usage
 	out := agentResult{
 		Success:   st.Result.Success,
 		Message:   st.Result.Message,
 		Completed: st.Result.Completed,
-		Actions:   make([]agentAction, 0, len(st.Actions)),
+		Actions:   st.Actions,
 		Metadata:  st.Result.Metadata,
-		Usage: agentUsage{
-			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, InferenceTimeMs: u.InferenceTimeMs,
-			ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens,
-		},
+		Usage:     agentUsageOf(st.Usage),
+	}
+	if out.Actions == nil {
+		out.Actions = []rpc.AgentAction{}
 	}
 	if out.Metadata == nil {
 		out.Metadata = map[string]any{}
-	}
-	for _, a := range st.Actions {
-		out.Actions = append(out.Actions, agentActionOf(a))
 	}
 	return out
 }
@@ -383,12 +354,15 @@ func agentResultOfState(st *rpc.AgentTaskState) agentResult {
 // agentResultOf is the result the task's status holds: the latest
 // v1alpha1.MaxStatusActions steps only.
 func agentResultOf(t *v1alpha1.AgentTask) agentResult {
-	out := agentResult{Actions: []agentAction{}, Metadata: map[string]any{}, Usage: agentUsageOf(t.Status.Usage)}
+	out := agentResult{Actions: []rpc.AgentAction{}, Metadata: map[string]any{}}
+	if u := t.Status.Usage; u != nil {
+		out.Usage = agentUsageOf(rpc.Usage(*u))
+	}
 	if res := t.Status.Result; res != nil {
 		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
 	}
 	for _, a := range t.Status.Actions {
-		out.Actions = append(out.Actions, agentAction{
+		out.Actions = append(out.Actions, rpc.AgentAction{
 			Type: a.Type, Reasoning: a.Reasoning, TaskCompleted: ptr.Deref(a.TaskCompleted, false), Action: a.Action,
 			TimeMs: a.TimeMs, PageText: a.PageText, PageURL: a.PageURL, Instruction: a.Instruction,
 		})

@@ -59,24 +59,21 @@ func (c *Client) StartAgentTask(ctx context.Context, req AgentTaskRequest) (stat
 // NOT_FOUND (the runner never had it, restarted since, or let it go: it
 // keeps the latest finished tasks only). Errors are as for Act.
 func (c *Client) AgentTask(ctx context.Context, uid string) (*AgentTaskState, error) {
-	path := AgentTaskPath(url.PathEscape(uid))
-	resp, err := c.do(ctx, http.MethodGet, path, nil, ContentTypeJSON) //nolint:bodyclose // closeBody drains and closes it
-	if err != nil {
-		return nil, err
-	}
-	defer closeBody(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return nil, c.statusError(ctx, path, resp)
-	}
-	return c.decodeState(ctx, path, resp.Body)
+	return c.taskState(ctx, http.MethodGet, uid)
 }
 
 // CancelAgentTask stops the runner's task uid if it runs and returns its
 // state once its run has stopped (Cancelled), or as it is when it was
 // already over. Errors are as for AgentTask.
 func (c *Client) CancelAgentTask(ctx context.Context, uid string) (*AgentTaskState, error) {
+	return c.taskState(ctx, http.MethodDelete, uid)
+}
+
+// taskState makes a call on the task uid that the runner answers with the
+// task's state: GET and DELETE.
+func (c *Client) taskState(ctx context.Context, method, uid string) (*AgentTaskState, error) {
 	path := AgentTaskPath(url.PathEscape(uid))
-	resp, err := c.do(ctx, http.MethodDelete, path, nil, ContentTypeJSON) //nolint:bodyclose // closeBody drains and closes it
+	resp, err := c.do(ctx, method, path, nil, ContentTypeJSON) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
 		return nil, err
 	}

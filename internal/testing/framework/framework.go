@@ -40,6 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/browserfleet/browserfleet/internal/localkubelet"
+	"github.com/browserfleet/browserfleet/runner/config"
+
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
 
@@ -202,5 +205,35 @@ func (f *Framework) Stop() {
 	}
 	if f.env != nil {
 		Expect(f.env.Stop()).To(Succeed(), "stopping envtest")
+	}
+}
+
+// StartRunnerKubelet plays the kubelet for a suite's runner pods: the local
+// kubelet (internal/localkubelet), with state in stateDir, runs each pod of
+// image as a runner process built from this tree, with Debian's Chromium.
+// stop ends it, and every runner process and its Chromium with it.
+func StartRunnerKubelet(cfg *rest.Config, stateDir, image string) (kl *localkubelet.Kubelet, stop func()) {
+	GinkgoHelper()
+	runnerBin := BuildRunner()
+	chromiumPath, err := config.FindChromium()
+	Expect(err).NotTo(HaveOccurred())
+	kl, err = localkubelet.New(localkubelet.Options{
+		Config:    cfg,
+		StateDir:  stateDir,
+		Images:    map[string]localkubelet.Image{image: {Entrypoint: []string{runnerBin, "--log-format=text", "--chromium=" + chromiumPath, "--crash-exit-delay=1s"}}},
+		LogOutput: GinkgoWriter,
+		Logger:    ctrl.Log.WithName("kubelet"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(kl.Run(ctx)).To(Succeed())
+	}()
+	return kl, func() {
+		cancel()
+		<-done
 	}
 }

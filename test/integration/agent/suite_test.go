@@ -78,8 +78,7 @@ var (
 	opts    controllers.Options
 	manager *managerProcess
 
-	stopKubelet context.CancelFunc
-	kubeletDone = make(chan struct{})
+	stopKubelet func()
 )
 
 func TestAgent(t *testing.T) {
@@ -97,9 +96,6 @@ func TestAgent(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
-	runnerBin := framework.BuildRunner()
-	chromiumPath, err := config.FindChromium()
-	Expect(err).NotTo(HaveOccurred())
 
 	restCfg = fw.Start()
 	k8sClient = framework.Client(restCfg)
@@ -111,21 +107,7 @@ var _ = BeforeSuite(func() {
 	opts.Runner.EgressAllowCIDRs = devstack.LoopbackEgress
 	manager = startManager()
 
-	kubelet, err = localkubelet.New(localkubelet.Options{
-		Config:    restCfg,
-		StateDir:  filepath.Join(dir, "kubelet"),
-		Images:    map[string]localkubelet.Image{runnerImage: {Entrypoint: []string{runnerBin, "--log-format=text", "--chromium=" + chromiumPath, "--crash-exit-delay=1s"}}},
-		LogOutput: GinkgoWriter,
-		Logger:    ctrl.Log.WithName("kubelet"),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	kctx, kcancel := context.WithCancel(context.Background())
-	stopKubelet = kcancel
-	go func() {
-		defer GinkgoRecover()
-		defer close(kubeletDone)
-		Expect(kubelet.Run(kctx)).To(Succeed())
-	}()
+	kubelet, stopKubelet = framework.StartRunnerKubelet(restCfg, filepath.Join(dir, "kubelet"), runnerImage)
 })
 
 var _ = AfterSuite(func() {
@@ -135,7 +117,6 @@ var _ = AfterSuite(func() {
 	if stopKubelet != nil {
 		// Every runner process and its Chromium go with the kubelet.
 		stopKubelet()
-		<-kubeletDone
 	}
 	fw.Stop()
 })

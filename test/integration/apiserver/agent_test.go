@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,6 +47,19 @@ func toolCall(name string, args any) llmtest.Reply {
 	return llmtest.ToolCalls(llmtest.Call(name, string(b)))
 }
 
+// streamAgent starts a streamed agentExecute whose body the caller reads
+// as it comes.
+func streamAgent(ctx context.Context, key, session, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, api.URL+"/v1/sessions/"+session+"/agentExecute", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("x-svc-api-key", key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-stream-response", "true")
+	return api.Client().Do(req)
+}
+
 var _ = Describe("agentExecute", Ordered, func() {
 	var (
 		p  project
@@ -67,13 +81,7 @@ var _ = Describe("agentExecute", Ordered, func() {
 			toolCall("ariaTree", map[string]any{}).WithUsage(300, 10),
 			toolCall("done", map[string]any{"reasoning": "the form is there", "taskComplete": true}).WithUsage(400, 20).WithRelease(release),
 		)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, api.URL+"/v1/sessions/"+id+"/agentExecute",
-			strings.NewReader(agentBody("say whether the page has a sign-up form", "")))
-		Expect(err).NotTo(HaveOccurred())
-		req.Header.Set("x-svc-api-key", p.Key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-stream-response", "true")
-		resp, err := api.Client().Do(req)
+		resp, err := streamAgent(ctx, p.Key, id, agentBody("say whether the page has a sign-up form", ""))
 		Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = resp.Body.Close() }()
 		Expect(resp.StatusCode).To(Equal(http.StatusOK))
@@ -97,7 +105,7 @@ var _ = Describe("agentExecute", Ordered, func() {
 		readUntil("") // the frame's blank line
 
 		fs := frames([]byte(raw.String()))
-		Expect(events(fs)).To(HaveExactElements(append(append([]string{"starting", "connected"}, repeat("running", len(fs)-3)...), "finished")))
+		Expect(events(fs)).To(HaveExactElements(append(append([]string{"starting", "connected"}, slices.Repeat([]string{"running"}, len(fs)-3)...), "finished")))
 		var steps []string
 		for _, f := range fs {
 			if f.Event == "running" {
@@ -139,15 +147,7 @@ var _ = Describe("agentExecute", Ordered, func() {
 		callCtx, hangUp := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
-			req, err := http.NewRequestWithContext(callCtx, http.MethodPost, api.URL+"/v1/sessions/"+id+"/agentExecute", strings.NewReader(agentBody("think twice", "")))
-			if err != nil {
-				done <- err
-				return
-			}
-			req.Header.Set("x-svc-api-key", p.Key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("x-stream-response", "true")
-			resp, err := api.Client().Do(req)
+			resp, err := streamAgent(callCtx, p.Key, id, agentBody("think twice", ""))
 			if err == nil {
 				// Read until the hang-up cuts the stream.
 				_, err = io.Copy(io.Discard, resp.Body)
@@ -263,11 +263,3 @@ var _ = Describe("agentExecute", Ordered, func() {
 		}, "1s").Should(Succeed())
 	})
 })
-
-func repeat(s string, n int) []string {
-	out := make([]string, 0, n)
-	for range n {
-		out = append(out, s)
-	}
-	return out
-}

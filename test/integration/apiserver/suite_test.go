@@ -44,7 +44,6 @@ import (
 	"github.com/browserfleet/browserfleet/controllers"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/internal/devstack"
-	"github.com/browserfleet/browserfleet/internal/localkubelet"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
 	"github.com/browserfleet/browserfleet/runner/config"
@@ -77,8 +76,9 @@ var (
 	// that stop theirs.
 	newAPIServer func() *server.Server
 
-	stopAPI, stopKubelet context.CancelFunc
-	apiDone, kubeletDone = make(chan struct{}), make(chan struct{})
+	stopAPI     context.CancelFunc
+	stopKubelet func()
+	apiDone     = make(chan struct{})
 )
 
 func TestAPIServer(t *testing.T) {
@@ -97,9 +97,6 @@ func TestAPIServer(t *testing.T) {
 var _ = BeforeSuite(func() {
 	dir := GinkgoT().TempDir()
 	kubeletStateDir = filepath.Join(dir, "kubelet")
-	runnerBin := framework.BuildRunner()
-	chromiumPath, err := config.FindChromium()
-	Expect(err).NotTo(HaveOccurred())
 
 	cfg := fw.Start()
 	k8sClient = framework.Client(cfg)
@@ -115,21 +112,7 @@ var _ = BeforeSuite(func() {
 	})
 
 	// The kubelet's part: each runner pod becomes a runner process.
-	kl, err := localkubelet.New(localkubelet.Options{
-		Config:    cfg,
-		StateDir:  kubeletStateDir,
-		Images:    map[string]localkubelet.Image{runnerImage: {Entrypoint: []string{runnerBin, "--log-format=text", "--chromium=" + chromiumPath, "--crash-exit-delay=1s"}}},
-		LogOutput: GinkgoWriter,
-		Logger:    ctrl.Log.WithName("kubelet"),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	kctx, kcancel := context.WithCancel(context.Background())
-	stopKubelet = kcancel
-	go func() {
-		defer GinkgoRecover()
-		defer close(kubeletDone)
-		Expect(kl.Run(kctx)).To(Succeed())
-	}()
+	_, stopKubelet = framework.StartRunnerKubelet(cfg, kubeletStateDir, runnerImage)
 
 	// The API pod, with the cache and wiring of cmd/api.
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -191,7 +174,6 @@ var _ = AfterSuite(func() {
 	if stopKubelet != nil {
 		// Every runner process and its Chromium go with the kubelet.
 		stopKubelet()
-		<-kubeletDone
 	}
 	fw.Stop()
 })

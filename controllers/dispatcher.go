@@ -21,8 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -190,7 +188,6 @@ type Dispatcher struct {
 	reader client.Reader
 	cfg    TaskConfig
 	log    logr.Logger
-	http   *http.Client
 
 	base context.Context
 	stop context.CancelFunc
@@ -203,21 +200,6 @@ type Dispatcher struct {
 	waiting []*taskRun
 }
 
-// runnerHTTP is the dispatcher's HTTP client of runners. It has no overall
-// timeout: a followed task streams for as long as it runs; each call's
-// context bounds it instead (TaskConfig.CallTimeout, the task's deadline).
-// Keep-alive probes notice a runner whose node went away while a stream
-// is quiet.
-var runnerHTTP = &http.Client{Transport: &http.Transport{
-	Proxy: nil, // runners are pods of the cluster: never through a proxy
-	DialContext: (&net.Dialer{
-		Timeout:   10 * time.Second,
-		KeepAlive: 15 * time.Second,
-	}).DialContext,
-	MaxIdleConnsPerHost: 2,
-	IdleConnTimeout:     90 * time.Second,
-}}
-
 // NewDispatcher returns a dispatcher that reads Secrets with reader (past
 // the cache) and calls runners with the runner RPC's client.
 func NewDispatcher(reader client.Reader, cfg TaskConfig, log logr.Logger) *Dispatcher {
@@ -225,7 +207,7 @@ func NewDispatcher(reader client.Reader, cfg TaskConfig, log logr.Logger) *Dispa
 	// with the manager.
 	base, stop := context.WithCancel(context.Background())
 	return &Dispatcher{
-		reader: reader, cfg: cfg, log: log, http: runnerHTTP,
+		reader: reader, cfg: cfg, log: log,
 		base: base, stop: stop, runs: map[types.UID]*taskRun{},
 	}
 }
@@ -466,7 +448,7 @@ func (d *Dispatcher) runnerOf(r *taskRun) (*rpc.Client, error) {
 		cancel()
 		switch {
 		case err == nil:
-			return rpc.NewClient(s.Status.Endpoint, tok, d.http), nil
+			return rpc.NewClient(s.Status.Endpoint, tok, nil), nil
 		case errors.Is(err, runnertoken.ErrMissing):
 			return nil, fmt.Errorf("the runner of BrowserSession %q cannot be called: %w", s.Name, err)
 		}

@@ -185,7 +185,7 @@ func (s *server) cdp(w http.ResponseWriter, r *http.Request) {
 			pr.Out.Header.Del(HeaderAPIKey)
 			pr.Out.Header.Set("Authorization", rpc.AuthorizationScheme+" "+runnerTok)
 		},
-		Transport: runnerHTTP.Transport,
+		Transport: rpc.Transport(),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() == nil {
 				s.log.Error(err, "proxying cdp", "namespace", bs.Namespace, "session", bs.Name)

@@ -18,9 +18,7 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -28,17 +26,6 @@ import (
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/runnertoken"
 )
-
-// runnerHTTP calls runners. It has no overall timeout: an operation runs for
-// as long as its own options.timeout, and a streamed one for as long as it
-// logs; the request's context bounds each call.
-var runnerHTTP = &http.Client{Transport: &http.Transport{
-	Proxy:                 nil, // runners are pods of the cluster: never through a proxy
-	MaxIdleConnsPerHost:   4,
-	IdleConnTimeout:       90 * time.Second,
-	ResponseHeaderTimeout: 0,
-	ForceAttemptHTTP2:     false,
-}}
 
 // maxTokens bounds the runner-token cache. A token is a few dozen bytes;
 // past the bound the cache starts over rather than tracking use.
@@ -89,5 +76,5 @@ func (s *server) runnerClient(ctx context.Context, bs *v1alpha1.BrowserSession) 
 	if err != nil {
 		return nil, err
 	}
-	return rpc.NewClient(bs.Status.Endpoint, tok, runnerHTTP), nil
+	return rpc.NewClient(bs.Status.Endpoint, tok, nil), nil
 }

@@ -24,8 +24,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/browserfleet/browserfleet/runner/replay"
 )
@@ -44,14 +46,35 @@ type Client struct {
 	http     *http.Client
 }
 
+// runnerHTTP is the HTTP client of runners that the API and the manager
+// share. It has no overall timeout: an operation runs for as long as its own
+// options.timeout, a streamed call or a followed task for as long as it
+// goes on; each call's context bounds it instead. Runners are pods of the
+// cluster: never through a proxy. Keep-alive probes notice a runner whose
+// node went away while a stream is quiet.
+var runnerHTTP = &http.Client{Transport: &http.Transport{
+	Proxy: nil,
+	DialContext: (&net.Dialer{
+		Timeout:   10 * time.Second,
+		KeepAlive: 15 * time.Second,
+	}).DialContext,
+	MaxIdleConnsPerHost: 4,
+	IdleConnTimeout:     90 * time.Second,
+}}
+
+// Transport is the transport of the runners' shared client, for a caller
+// that reaches runners other than through a Client (the API's CDP proxy).
+func Transport() http.RoundTripper { return runnerHTTP.Transport }
+
 // NewClient returns a client of the runner at endpoint, its base URL
 // ("http://10.0.0.7:8080"), that presents token on every call but Health.
-// A nil httpClient uses http.DefaultClient. httpClient should have no overall
-// Timeout: an operation can run for minutes, and streamed calls for as long
-// as they log; bound each call with its context instead.
+// A nil httpClient is the runners' shared client (no proxy, 10 s dials,
+// keep-alive probes, no overall timeout). A given httpClient should have no
+// overall Timeout: an operation can run for minutes, and streamed calls for
+// as long as they log; bound each call with its context instead.
 func NewClient(endpoint, token string, httpClient *http.Client) *Client {
 	if httpClient == nil {
-		httpClient = http.DefaultClient
+		httpClient = runnerHTTP
 	}
 	return &Client{endpoint: strings.TrimRight(endpoint, "/"), token: token, http: httpClient}
 }

@@ -453,7 +453,7 @@ func (d *Dispatcher) runnerOf(r *taskRun) (*rpc.Client, error) {
 			return nil, fmt.Errorf("the runner of BrowserSession %q cannot be called: %w", s.Name, err)
 		}
 		last = err
-		if attempt >= d.cfg.RunnerAttempts || !d.backoff(r.ctx, attempt) {
+		if attempt >= d.cfg.RunnerAttempts || !d.wait(r.ctx, attempt) {
 			return nil, fmt.Errorf("reading the runner token of BrowserSession %q: %w", s.Name, last)
 		}
 	}
@@ -635,7 +635,7 @@ func (d *Dispatcher) cancelInRunner(r *taskRun, runner *rpc.Client, log logr.Log
 			})
 			return
 		}
-		d.backoff(r.ctx, attempt)
+		d.wait(r.ctx, attempt)
 	}
 }
 
@@ -660,11 +660,7 @@ func (d *Dispatcher) backoffDelay(attempt int) time.Duration {
 	return min(wait, d.cfg.MaxRetryBackoff)
 }
 
-// backoff waits out the attempt-th backoff; false if ctx ended first.
-func (d *Dispatcher) backoff(ctx context.Context, attempt int) bool {
-	return d.wait(ctx, attempt)
-}
-
+// wait waits out the attempt-th backoff; false if ctx ended first.
 func (d *Dispatcher) wait(ctx context.Context, attempt int) bool {
 	t := time.NewTimer(d.backoffDelay(attempt))
 	defer t.Stop()

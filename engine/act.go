@@ -18,6 +18,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -110,10 +111,14 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 }
 
 // failed turns an action error into an unsuccessful result, or returns it
-// when the call itself is over (timeout, cancel, browser gone).
+// when the call itself is over (timeout, cancel, browser gone) or cannot
+// go on (the engine's frame is not in the page).
 func (e *Engine) failed(ctx context.Context, res *ActResult, desc string, err error, vars map[string]Variable) (*ActResult, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if errors.Is(err, page.ErrNoFrame) {
+		return nil, err
 	}
 	res.Success = false
 	res.ActionDescription = desc
@@ -254,7 +259,7 @@ func (e *Engine) actDirect(ctx context.Context, call callOptions, a Action, vars
 		return nil, err
 	}
 	err := e.performSelector(ctx, call, a, vars)
-	if err != nil && e.opts.SelfHeal && ctx.Err() == nil {
+	if err != nil && e.opts.SelfHeal && ctx.Err() == nil && !errors.Is(err, page.ErrNoFrame) {
 		model, merr := e.model(call)
 		if merr == nil {
 			instruction := a.Description
@@ -279,9 +284,17 @@ func (e *Engine) actDirect(ctx context.Context, call callOptions, a Action, vars
 }
 
 // performSelector finds the element of a selector (CSS, or xpath=) in the
-// main frame and performs the action on it.
+// engine's frame (the main frame for the whole page) and performs the
+// action on it.
 func (e *Engine) performSelector(ctx context.Context, call callOptions, a Action, vars map[string]Variable) error {
-	el, err := e.page.MainFrame().Query(ctx, a.Selector)
+	f := e.page.MainFrame()
+	if e.frame != "" {
+		var err error
+		if f, err = e.page.Frame(ctx, e.frame); err != nil {
+			return fmt.Errorf("finding %s: %w", a.Selector, err)
+		}
+	}
+	el, err := f.Query(ctx, a.Selector)
 	if err != nil {
 		return fmt.Errorf("finding %s: %w", a.Selector, err)
 	}

@@ -32,6 +32,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
 )
@@ -63,6 +65,9 @@ type Engine struct {
 	page *page.Page
 	opts Options
 	log  *slog.Logger
+	// frame scopes snapshots and selector actions to one frame's
+	// document; empty is the whole page.
+	frame cdp.FrameID
 }
 
 // New returns an engine for a page.
@@ -79,6 +84,28 @@ func New(p *page.Page, opts Options) *Engine {
 
 // Page is the page the engine drives.
 func (e *Engine) Page() *page.Page { return e.page }
+
+// InFrame returns an engine on the same page whose operations work in the
+// frame with DevTools frame id id: an iframe at any depth, same-process or
+// out-of-process. Its snapshots (act, observe, extract, and so the agent's
+// tools that read the page) show only that frame's document, and an
+// Action's selector is looked up in it. Empty, or the main frame's id, is
+// the whole page. The id is checked by each operation, not here: one the
+// page does not have (any more) fails the operation with an error wrapping
+// page.ErrNoFrame. The engines share the page and must not be called
+// concurrently.
+func (e *Engine) InFrame(id string) *Engine {
+	c := *e
+	c.frame = cdp.FrameID(id)
+	if c.frame == e.page.MainFrame().ID {
+		c.frame = ""
+	}
+	return &c
+}
+
+// Frame is the frame id the engine's operations are scoped to; empty for
+// the whole page.
+func (e *Engine) Frame() string { return string(e.frame) }
 
 // Action is one action on an element: what observe proposes and act performs.
 type Action struct {
@@ -149,11 +176,12 @@ func (e *Engine) settle(ctx context.Context) error {
 	return nil
 }
 
-// snapshot settles the page and captures it.
+// snapshot settles the page and captures it, in the engine's frame.
 func (e *Engine) snapshot(ctx context.Context, opts page.SnapshotOptions) (*page.Snapshot, error) {
 	if err := e.settle(ctx); err != nil {
 		return nil, err
 	}
+	opts.Frame = e.frame
 	snap, err := e.page.Capture(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("taking the page snapshot: %w", err)

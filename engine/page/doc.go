@@ -31,7 +31,7 @@ limitations under the License.
 //	err = p.Perform(ctx, el, "click", nil)
 //
 // Actions given as selectors instead of ids resolve with Frame.Query, on
-// p.MainFrame() or on a frame of a snapshot.
+// p.MainFrame(), on p.Frame(ctx, frameID) or on a frame of a snapshot.
 //
 // # Snapshot
 //
@@ -69,4 +69,9 @@ limitations under the License.
 // snapshots it separately and runs DOM commands for its elements there.
 // Input events always go to the tab, at the element's position translated
 // into the tab's viewport, the way a user's mouse reaches a frame.
+//
+// SnapshotOptions.Frame scopes a snapshot to one iframe's document (and
+// the frames inside it), by DevTools frame id: Tree starts at that
+// document's root line, Selector and IgnoreSelectors apply in that
+// document, and ids keep the ordinals the whole page gives their frames.
 package page

@@ -141,6 +141,33 @@ inner.innerHTML = '<a href="/deep">Deep link</a>';
 </main>
 <footer id=foot><a href="/legal">Legal</a></footer>`,
 
+	// /frames is the frame scope's fixture: a same-process iframe with an
+	// iframe nested in it, a cross-site iframe (out of process under site
+	// isolation) with one of its own, and a hidden iframe.
+	"/frames": `<!doctype html><title>Frames host</title>
+<script>window.msgs = []; addEventListener('message', e => window.msgs.push(e.data));</script>
+<h1>Host heading</h1>
+<button onclick="window.hostClicked = (window.hostClicked || 0) + 1">Host button</button>
+<iframe id=same src="/frames-same" style="margin:20px 0 0 40px;width:420px;height:260px"></iframe>
+<iframe id=cross src="{{B}}/frames-cross" style="margin:10px 0 0 30px;width:420px;height:240px"></iframe>
+<iframe id=hidden src="/frames-hidden" style="display:none"></iframe>`,
+	"/frames-same": `<!doctype html><title>Same frame</title>
+<h2>Same heading</h2>
+<nav><a href="/somewhere">Same nav link</a></nav>
+<input aria-label="Same field" oninput="parent.sameInput = this.value">
+<button class=act onclick="parent.sameClicked = (parent.sameClicked || 0) + 1">Same button</button>
+<iframe src="/frames-nested" style="width:300px;height:90px"></iframe>`,
+	"/frames-nested": `<!doctype html><title>Nested frame</title>
+<p>Nested text</p>
+<button class=act onclick="top.nestedClicked = (top.nestedClicked || 0) + 1">Nested button</button>`,
+	"/frames-cross": `<!doctype html><title>Cross frame</title>
+<h2>Cross heading</h2>
+<input aria-label="Cross field" oninput="parent.postMessage('input:' + this.value, '*')">
+<button class=act onclick="parent.postMessage('clicked', '*')">Cross button</button>
+<iframe src="/frames-cross-nested" style="width:300px;height:80px"></iframe>`,
+	"/frames-cross-nested": `<!doctype html><title>Cross nested frame</title><p>Cross nested text</p>`,
+	"/frames-hidden": `<!doctype html><title>Hidden frame</title><p>Hidden text</p>`,
+
 	"/nav-target": `<!doctype html><title>Nav target</title>
 <img id=img src="/api/slow?ms=600&type=gif">
 <script>window.fetched = false;

@@ -59,6 +59,34 @@ func (p *Page) MainFrame() *Frame {
 	return &Frame{page: p, sess: p.main, ID: cdp.FrameID(p.main.target)}
 }
 
+// Frame returns the frame whose DevTools frame id is id, as it is now: the
+// main frame for "" or the main frame's id (the tab's target id), else an
+// iframe at any depth, same-process or out-of-process, for selector
+// queries in it without a snapshot. Its Ordinal is the one a Capture taken
+// now would give it. A frame the page does not have is a *NoFrameError
+// (errors.Is ErrNoFrame).
+func (p *Page) Frame(ctx context.Context, id cdp.FrameID) (*Frame, error) {
+	if id == "" || id == cdp.FrameID(p.main.target) {
+		return p.MainFrame(), nil
+	}
+	// The frame's session, document and chain of embedding iframes (which
+	// input needs for coordinates) are what a capture finds; a DOMSnapshot
+	// per renderer process is the price.
+	b := newBuilder(p)
+	root, err := b.gather(ctx, p.main)
+	if err != nil {
+		return nil, fmt.Errorf("frame %s: %w", id, err)
+	}
+	x := b.document(id)
+	if x == nil {
+		return nil, &NoFrameError{Frame: id}
+	}
+	if err := b.outline(root); err != nil {
+		return nil, err
+	}
+	return b.frameOf(x), nil
+}
+
 // Query finds the first element matching selector in the frame's document.
 // A selector is CSS ("css=" prefix optional) or XPath ("xpath=" prefix, or
 // any selector starting with "/" or "("). XPaths produced by this package

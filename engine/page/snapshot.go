@@ -31,12 +31,35 @@ import (
 // ErrNotFound reports that a selector or element id matches nothing.
 var ErrNotFound = errors.New("no matching element")
 
+// ErrNoFrame reports a frame id that names no frame of the page: it never
+// was one, or the frame has gone (removed, or its parent navigated). The
+// errors wrapping it are *NoFrameError, which names the id.
+var ErrNoFrame = errors.New("no such frame in the page")
+
+// NoFrameError is the error of a frame id the page does not have.
+type NoFrameError struct {
+	// Frame is the id asked for.
+	Frame cdp.FrameID
+}
+
+func (e *NoFrameError) Error() string { return fmt.Sprintf("no frame %s in the page", e.Frame) }
+
+// Unwrap makes errors.Is(err, ErrNoFrame) hold.
+func (e *NoFrameError) Unwrap() error { return ErrNoFrame }
+
 // SnapshotOptions tune Capture.
 type SnapshotOptions struct {
-	// Selector scopes the snapshot to one element of the main frame and
-	// its descendants: CSS, or XPath with an "xpath=" prefix.
+	// Frame scopes the snapshot to the document of one frame (its DevTools
+	// frame id): an iframe at any depth, same-process or out-of-process,
+	// with the frames it embeds. Empty, or the main frame's id, is the
+	// whole page. A frame the page does not have is an error wrapping
+	// ErrNoFrame.
+	Frame cdp.FrameID
+	// Selector scopes the snapshot to one element of the frame's document
+	// (the main frame's unless Frame says otherwise) and its descendants:
+	// CSS, or XPath with an "xpath=" prefix.
 	Selector string
-	// IgnoreSelectors leave out the elements of the main frame they match,
+	// IgnoreSelectors leave out the elements of that document they match,
 	// with everything inside them.
 	IgnoreSelectors []string
 	// ChromeAccessibility takes roles and names from Chrome's own
@@ -62,8 +85,10 @@ type Snapshot struct {
 	XPaths map[string]string
 	// URLs maps the id of every link in Tree to its absolute URL.
 	URLs map[string]string
-	// Frames are the frames in Tree, indexed by ordinal: Frames[0] is the
-	// main frame.
+	// Frames are the frames of the page the snapshot saw, indexed by
+	// ordinal: Frames[0] is the main frame, iframes follow in document
+	// order. A snapshot scoped to a frame keeps the whole page's ordinals,
+	// so its Tree shows only some of them.
 	Frames []*Frame
 
 	// texts holds the ids of text nodes, which actions target through
@@ -109,14 +134,11 @@ func (e *Element) String() string {
 // loading, or went away meanwhile) shows as an Iframe line without content.
 // A scope selector that matches nothing is an error wrapping ErrNotFound.
 func (p *Page) Capture(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
-	b := &builder{
-		page: p,
-		snap: &Snapshot{
-			XPaths: make(map[string]string),
-			URLs:   make(map[string]string),
-			texts:  make(map[string]bool),
-		},
+	if opts.Frame != "" && opts.Frame != cdp.FrameID(p.main.target) {
+		return p.captureFrame(ctx, opts)
 	}
+	b := newBuilder(p)
+	b.ignoreIn = p.main
 
 	// The selectors and the main capture are independent; both run in the
 	// renderer, but overlapping them hides the round trips and the Go-side
@@ -128,30 +150,7 @@ func (p *Page) Capture(ctx context.Context, opts SnapshotOptions) (*Snapshot, er
 	)
 	if opts.Selector != "" || len(opts.IgnoreSelectors) > 0 {
 		wg.Go(func() {
-			ctx, release := withObjects(ctx)
-			defer release()
-			if opts.Selector != "" {
-				ids, err := p.main.selectAll(ctx, opts.Selector, true)
-				switch {
-				case err != nil:
-					scopeErr = fmt.Errorf("scope selector %q: %w", opts.Selector, err)
-				case len(ids) == 0:
-					scopeErr = fmt.Errorf("scope selector %q: %w", opts.Selector, ErrNotFound)
-				default:
-					scope = ids[0]
-				}
-			}
-			b.ignore = make(map[cdp.BackendNodeID]bool)
-			for _, sel := range opts.IgnoreSelectors {
-				ids, err := p.main.selectAll(ctx, sel, false)
-				if err != nil {
-					iErr = fmt.Errorf("ignore selector %q: %w", sel, err)
-					return
-				}
-				for _, id := range ids {
-					b.ignore[id] = true
-				}
-			}
+			scope, scopeErr, iErr = b.selectors(ctx, p.MainFrame(), opts)
 		})
 	}
 	root, err := b.gather(ctx, p.main)
@@ -189,12 +188,160 @@ func (p *Page) Capture(ctx context.Context, opts SnapshotOptions) (*Snapshot, er
 		top = []*outNode{n}
 	}
 
+	return b.finish(top), nil
+}
+
+func newBuilder(p *Page) *builder {
+	return &builder{
+		page: p,
+		snap: &Snapshot{
+			XPaths: make(map[string]string),
+			URLs:   make(map[string]string),
+			texts:  make(map[string]bool),
+		},
+		frames:    make(map[*docIndex]*Frame),
+		bySession: make(map[*session]*capture),
+	}
+}
+
+// finish prints the outline's top nodes into the snapshot.
+func (b *builder) finish(top []*outNode) *Snapshot {
 	var w strings.Builder
 	for _, n := range top {
 		b.print(&w, n, 0)
 	}
 	b.snap.Tree = w.String()
-	return b.snap, nil
+	return b.snap
+}
+
+// selectors runs the scope selector and the ignore selectors of opts in
+// f's document: the scope element's backend id (0 without a Selector) and
+// the ignored elements in b.ignore. It returns the scope selector's error
+// and the ignore selectors' apart, as Capture reports them in that order.
+func (b *builder) selectors(ctx context.Context, f *Frame, opts SnapshotOptions) (scope cdp.BackendNodeID, scopeErr, ignoreErr error) {
+	ctx, release := withObjects(ctx)
+	defer release()
+	if opts.Selector != "" {
+		ids, err := f.selectAll(ctx, opts.Selector, true)
+		switch {
+		case err != nil:
+			scopeErr = fmt.Errorf("scope selector %q: %w", opts.Selector, err)
+		case len(ids) == 0:
+			scopeErr = fmt.Errorf("scope selector %q: %w", opts.Selector, ErrNotFound)
+		default:
+			scope = ids[0]
+		}
+	}
+	b.ignore = make(map[cdp.BackendNodeID]bool)
+	for _, sel := range opts.IgnoreSelectors {
+		ids, err := f.selectAll(ctx, sel, false)
+		if err != nil {
+			return scope, scopeErr, fmt.Errorf("ignore selector %q: %w", sel, err)
+		}
+		for _, id := range ids {
+			b.ignore[id] = true
+		}
+	}
+	return scope, scopeErr, nil
+}
+
+// captureFrame is Capture scoped to an iframe. The whole page is captured
+// and walked, so that frame ordinals (and the Frames their ids index) are
+// the page's; only the frame's part is printed, which keeps every id
+// outside it out of the snapshot's maps. The selectors run in the frame's
+// document once it is known, after the capture.
+func (p *Page) captureFrame(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
+	b := newBuilder(p)
+	root, err := b.gather(ctx, p.main)
+	if err != nil {
+		return nil, err
+	}
+	x := b.document(opts.Frame)
+	if x == nil {
+		return nil, &NoFrameError{Frame: opts.Frame}
+	}
+	if opts.ChromeAccessibility {
+		if err := b.loadAccessibility(ctx, root); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.outline(root); err != nil {
+		return nil, err
+	}
+	f := b.frameOf(x)
+
+	var scope cdp.BackendNodeID
+	if opts.Selector != "" || len(opts.IgnoreSelectors) > 0 {
+		var scopeErr, iErr error
+		scope, scopeErr, iErr = b.selectors(ctx, f, opts)
+		if scopeErr != nil {
+			return nil, scopeErr
+		}
+		if iErr != nil {
+			return nil, iErr
+		}
+		b.ignoreIn = x.sess
+	}
+	var top []*outNode
+	if scope != 0 {
+		// The selector ran in the frame's document, so that is where the
+		// element is.
+		i := x.find(scope)
+		if i < 0 {
+			return nil, fmt.Errorf("scope selector %q: element is not in the snapshot", opts.Selector)
+		}
+		top = b.visit(x, i, walkState{frame: f, label: -1})
+	} else if n := b.visitDocument(x, f); n != nil {
+		top = []*outNode{n}
+	}
+	return b.finish(top), nil
+}
+
+// outline walks the whole page once, without printing: it registers every
+// shown frame under its ordinal, in document order.
+func (b *builder) outline(root *capture) error {
+	mainDoc := root.main()
+	if mainDoc == nil {
+		return errors.New("capture: the main frame has no document")
+	}
+	b.visitDocument(mainDoc, b.addFrame(mainDoc, nil, 0, false))
+	return nil
+}
+
+// document returns the captured document of the frame id, or nil.
+func (b *builder) document(id cdp.FrameID) *docIndex {
+	for _, c := range b.bySession {
+		for _, x := range c.docs {
+			if x.str(x.d.FrameID) == string(id) {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+// frameOf returns the Frame of document x: the one the walk registered,
+// or, for a frame the walk did not show (its iframe is hidden), a new one,
+// registered after its ancestors, so that its Parent chain is complete.
+func (b *builder) frameOf(x *docIndex) *Frame {
+	if f := b.frames[x]; f != nil {
+		return f
+	}
+	c := b.captureOf(x)
+	if c != nil && x == c.main() && c.parentDoc != nil {
+		return b.addFrame(x, b.frameOf(c.parentDoc), c.owner, true)
+	}
+	if c != nil {
+		for _, y := range c.docs {
+			for i, cd := range y.contentDoc {
+				if int(cd) == x.docNo {
+					return b.addFrame(x, b.frameOf(y), y.backend(i), false)
+				}
+			}
+		}
+	}
+	// The main document, or one whose owner the capture does not show.
+	return b.addFrame(x, nil, 0, false)
 }
 
 // Resolve returns the element for an id of the snapshot. When the node has
@@ -274,6 +421,10 @@ type capture struct {
 	oopifs map[cdp.BackendNodeID]*capture
 	// frameIDs maps those <iframe> backend ids to their frame ids.
 	frameIDs map[cdp.BackendNodeID]cdp.FrameID
+	// parentDoc and owner are, for an out-of-process frame's capture, the
+	// document that embeds it and the <iframe> element there.
+	parentDoc *docIndex
+	owner     cdp.BackendNodeID
 }
 
 func (c *capture) main() *docIndex {
@@ -295,13 +446,19 @@ func (x *docIndex) find(id cdp.BackendNodeID) int32 {
 
 // builder assembles one snapshot.
 type builder struct {
-	page   *Page
-	snap   *Snapshot
-	ignore map[cdp.BackendNodeID]bool
+	page *Page
+	snap *Snapshot
+	// ignore holds the backend ids, in session ignoreIn, of the elements
+	// IgnoreSelectors matched.
+	ignore   map[cdp.BackendNodeID]bool
+	ignoreIn *session
 	// bySession finds the capture a document belongs to.
 	bySession map[*session]*capture
-	ax        map[*session]map[cdp.BackendNodeID]axInfo
-	mu        sync.Mutex
+	// frames holds the Frame of each document registered so far: a walk
+	// that visits a document again reuses its ordinal.
+	frames map[*docIndex]*Frame
+	ax     map[*session]map[cdp.BackendNodeID]axInfo
+	mu     sync.Mutex
 }
 
 // gather captures a session and, concurrently, the out-of-process frames
@@ -324,9 +481,6 @@ func (b *builder) gather(ctx context.Context, s *session) (*capture, error) {
 		}
 	}
 	b.mu.Lock()
-	if b.bySession == nil {
-		b.bySession = make(map[*session]*capture)
-	}
 	b.bySession[s] = c
 	b.mu.Unlock()
 
@@ -359,7 +513,7 @@ func (b *builder) gather(ctx context.Context, s *session) (*capture, error) {
 				continue
 			}
 			wg.Go(func() {
-				fid, child, err := b.gatherFrame(ctx, s, x.backend(i))
+				fid, child, err := b.gatherFrame(ctx, s, x, x.backend(i))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -382,8 +536,9 @@ func (b *builder) gather(ctx context.Context, s *session) (*capture, error) {
 	return c, nil
 }
 
-// gatherFrame captures the out-of-process frame shown by <iframe> owner.
-func (b *builder) gatherFrame(ctx context.Context, s *session, owner cdp.BackendNodeID) (cdp.FrameID, *capture, error) {
+// gatherFrame captures the out-of-process frame shown by <iframe> owner of
+// document parent.
+func (b *builder) gatherFrame(ctx context.Context, s *session, parent *docIndex, owner cdp.BackendNodeID) (cdp.FrameID, *capture, error) {
 	n, err := s.describe(ctx, map[string]any{"backendNodeId": owner})
 	if err != nil {
 		return "", nil, fmt.Errorf("describe iframe: %w", err)
@@ -400,6 +555,7 @@ func (b *builder) gatherFrame(ctx context.Context, s *session, owner cdp.Backend
 	if err != nil {
 		return "", nil, err
 	}
+	c.parentDoc, c.owner = parent, owner
 	return n.FrameID, c, nil
 }
 
@@ -407,8 +563,12 @@ func (b *builder) captureOf(x *docIndex) *capture {
 	return b.bySession[x.sess]
 }
 
-// addFrame registers the next frame ordinal for a document.
+// addFrame registers the next frame ordinal for a document, once: a
+// document registered before keeps its Frame.
 func (b *builder) addFrame(x *docIndex, parent *Frame, owner cdp.BackendNodeID, outOfProcess bool) *Frame {
+	if f := b.frames[x]; f != nil {
+		return f
+	}
 	f := &Frame{
 		Ordinal:      len(b.snap.Frames),
 		ID:           cdp.FrameID(x.str(x.d.FrameID)),
@@ -421,26 +581,30 @@ func (b *builder) addFrame(x *docIndex, parent *Frame, owner cdp.BackendNodeID, 
 		owner:        owner,
 	}
 	b.snap.Frames = append(b.snap.Frames, f)
+	b.frames[x] = f
 	return f
 }
 
-// ignored reports whether an IgnoreSelectors match covers the node.
+// ignored reports whether an IgnoreSelectors match covers the node. Backend
+// ids are unique within a session, and the selectors' matches are all in
+// one document of session ignoreIn.
 func (b *builder) ignored(x *docIndex, i int32) bool {
-	return len(b.ignore) > 0 && x.sess == b.page.main && b.ignore[x.backend(i)]
+	return len(b.ignore) > 0 && x.sess == b.ignoreIn && b.ignore[x.backend(i)]
 }
 
-// selectAll returns the backend ids of the main frame's elements matching
-// selector (only the first one if first is set).
-func (s *session) selectAll(ctx context.Context, selector string, first bool) ([]cdp.BackendNodeID, error) {
+// selectAll returns the backend ids of the elements of the frame's document
+// matching selector (only the first one if first is set).
+func (f *Frame) selectAll(ctx context.Context, selector string, first bool) ([]cdp.BackendNodeID, error) {
 	kind, expr := parseSelector(selector)
 	if expr == "" {
 		return nil, errors.New("empty selector")
 	}
-	doc, err := s.evaluate(ctx, "document", false)
+	doc, err := f.document(ctx)
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.callOn(ctx, doc.ObjectID, jsQueryAll, false, kind, expr, first)
+	s := f.sess
+	list, err := s.callOn(ctx, doc, jsQueryAll, false, kind, expr, first)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,9 @@ func run(m *testing.M) int {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, body)
+		// {{CROSS}} is this server under another site's name, for
+		// cross-site iframes.
+		fmt.Fprint(w, strings.ReplaceAll(body, "{{CROSS}}", crossSite()))
 	}))
 	defer site.Close()
 
@@ -96,6 +98,20 @@ var pages = map[string]string{
  <div role="option" onclick="window.size='Small'">Small</div>
  <div role="option" onclick="window.size='Large'">Large</div>
 </div>`,
+	// /framed has a same-process iframe and a cross-site one (out of
+	// process under site isolation), for the frame scope.
+	"/framed": `<!doctype html><title>Shop</title>
+<h1>Main page heading</h1><p>Main page price: $999</p>
+<button id="main-buy" onclick="window.mainBought = true">Buy on the main page</button>
+<iframe id="same" src="/framed-same" style="width:400px;height:200px"></iframe>
+<iframe id="cross" src="{{CROSS}}/framed-cross" style="width:400px;height:200px"></iframe>`,
+	"/framed-same": `<!doctype html><title>Same frame</title>
+<h2>Same frame heading</h2><p>Same frame price: $12</p>
+<input id="q" aria-label="Same frame search" oninput="parent.sameTyped = this.value">
+<button id="buy" onclick="parent.sameBought = (parent.sameBought || 0) + 1">Buy in the same frame</button>`,
+	"/framed-cross": `<!doctype html><title>Cross frame</title>
+<h2>Cross frame heading</h2><p>Cross frame price: $34</p>
+<button id="buy" onclick="parent.postMessage('cross bought', '*')">Buy in the cross frame</button>`,
 	"/list": `<!doctype html><title>Catalogue</title><ul>` + func() string {
 		var b strings.Builder
 		for i := 1; i <= 40; i++ {

@@ -216,6 +216,17 @@ func (f *Frame) document(ctx context.Context) (string, error) {
 	return id, nil
 }
 
+// outOfProcess reports whether the frame, or a frame it is in, renders in
+// another process than the tab's main frame.
+func (f *Frame) outOfProcess() bool {
+	for fr := f; fr != nil; fr = fr.Parent {
+		if fr.OutOfProcess {
+			return true
+		}
+	}
+	return false
+}
+
 // toViewport translates a point from the coordinates DOM.getContentQuads
 // reports for this frame's nodes into the tab's viewport. Chrome reports
 // quads relative to the frame's local root, the outermost frame rendered by

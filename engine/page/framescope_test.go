@@ -428,3 +428,25 @@ func TestFrameScopeActs(t *testing.T) {
 		}
 	})
 }
+
+// TestClickReachesAFreshOutOfProcessFrame clicks into an out-of-process
+// frame right after its page loaded, on several fresh tabs: until the
+// renderers have drawn, the browser routes a click at the right point to
+// the parent's <iframe> element, and without moveTo's check about one
+// click in five was lost that way.
+func TestClickReachesAFreshOutOfProcessFrame(t *testing.T) {
+	for i := range 6 {
+		tb := newTab(t, isolatedBrowser(t))
+		tb.open("/frames")
+		s := tb.capture(SnapshotOptions{})
+		tb.perform(s, findID(t, s, `^button: Cross button$`), "click")
+		var msgs []string
+		waitFor(t, func() bool {
+			tb.eval(`window.msgs`, &msgs)
+			return len(msgs) > 0
+		})
+		if !slices.Equal(msgs, []string{"clicked"}) {
+			t.Errorf("tab %d: the frame posted %q, want one click", i, msgs)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (p *Page) perform(ctx context.Context, el *Element, method string, args []s
 		if err != nil {
 			return err
 		}
-		return p.mouse(ctx, input.MouseMoved, x, y, input.None, 0)
+		return p.moveTo(ctx, el, x, y)
 	case action.Fill:
 		if err := needEl(); err != nil {
 			return err
@@ -292,6 +292,77 @@ func (p *Page) point(ctx context.Context, el *Element) (float64, float64, error)
 	return 0, 0, errors.New("element has no visible box")
 }
 
+// Bounds of moveTo's wait for an out-of-process frame to receive input.
+const (
+	// routeAttempts bounds the mouse moves moveTo makes.
+	routeAttempts = 10
+	// routeWait is how long each move waits to be seen, in milliseconds.
+	routeWait = 250
+)
+
+// moveTo moves the mouse to (x, y), the point of el. For an element of an
+// out-of-process frame it then waits until the element's document has
+// seen the move, moving again (at most routeAttempts times) if it has not.
+// The browser routes input to such a frame by the hit-test regions the
+// renderers submit with their compositor frames; until they have drawn
+// since the frame loaded, was scrolled or its tab came to the front, an
+// event at the right point goes to the parent's <iframe> element instead,
+// and a click would be lost. After the last attempt the action goes on:
+// the page may be swallowing mouse moves itself.
+func (p *Page) moveTo(ctx context.Context, el *Element, x, y float64) error {
+	if !el.Frame.outOfProcess() {
+		return p.mouse(ctx, input.MouseMoved, x, y, input.None, 0)
+	}
+	ctx, release := withObjects(ctx)
+	defer release()
+	s := el.Frame.sess
+	obj, err := el.object(ctx)
+	if err != nil {
+		return err
+	}
+	for range routeAttempts {
+		var armed evalResult
+		err := s.call(ctx, "Runtime.callFunctionOn", map[string]any{
+			"functionDeclaration": jsNextMouseMove,
+			"objectId":            obj,
+			"arguments":           []map[string]any{{"value": routeWait}},
+			"objectGroup":         objectGroupFor(ctx, s),
+		}, &armed)
+		if err == nil {
+			err = jsError(armed.ExceptionDetails)
+		}
+		if err != nil {
+			return fmt.Errorf("watch for the mouse in the frame: %w", err)
+		}
+		if err := p.mouse(ctx, input.MouseMoved, x, y, input.None, 0); err != nil {
+			return err
+		}
+		var seen evalResult
+		if err := s.call(ctx, "Runtime.awaitPromise", map[string]any{"promiseObjectId": armed.Result.ObjectID, "returnByValue": true}, &seen); err != nil {
+			return fmt.Errorf("watch for the mouse in the frame: %w", err)
+		}
+		if string(seen.Result.Value) == "true" {
+			return nil
+		}
+		if err := p.drawn(ctx, s); err != nil {
+			return fmt.Errorf("wait for the frame to draw: %w", err)
+		}
+	}
+	return nil
+}
+
+// jsNextMouseMove returns a promise of whether this node's window sees a
+// mousemove within ms milliseconds.
+const jsNextMouseMove = `function(ms) {
+  const w = (this.ownerDocument || this).defaultView;
+  return new Promise(resolve => {
+    const done = seen => { w.removeEventListener('mousemove', on, true); clearTimeout(t); resolve(seen); };
+    const on = () => done(true);
+    const t = setTimeout(() => done(false), ms);
+    w.addEventListener('mousemove', on, true);
+  });
+}`
+
 // jsLocate scrolls this element into view the way DOM.scrollIntoViewIfNeeded
 // does (centred, and only the scrollers that need it), and returns the
 // centre of its first box of at least one square pixel in the viewport, as
@@ -348,6 +419,15 @@ func (p *Page) pointInMainFrame(ctx context.Context, el *Element) (float64, floa
 	return box.X, box.Y, p.toFront(ctx, box.Visible)
 }
 
+// drawn waits for two animation frames of the tab's main document and of
+// the document of s, concurrently.
+func (p *Page) drawn(ctx context.Context, s *session) error {
+	errc := make(chan error, 1)
+	go func() { errc <- p.main.twoFrames(ctx) }()
+	err := s.twoFrames(ctx)
+	return errors.Join(err, <-errc)
+}
+
 // quadArea is the area of a quad given as four x,y corners (shoelace).
 func quadArea(q []float64) float64 {
 	var a float64
@@ -375,7 +455,7 @@ func (p *Page) click(ctx context.Context, el *Element, count int64) error {
 	if err != nil {
 		return err
 	}
-	if err := p.mouse(ctx, input.MouseMoved, x, y, input.None, 0); err != nil {
+	if err := p.moveTo(ctx, el, x, y); err != nil {
 		return err
 	}
 	for n := int64(1); n <= count; n++ {
@@ -548,7 +628,7 @@ func (p *Page) dragAndDrop(ctx context.Context, el *Element, to string) error {
 		defer stop()
 	}
 
-	if err := p.mouse(ctx, input.MouseMoved, sx, sy, input.None, 0); err != nil {
+	if err := p.moveTo(ctx, el, sx, sy); err != nil {
 		return err
 	}
 	if err := p.mouse(ctx, input.MousePressed, sx, sy, input.Left, 1); err != nil {

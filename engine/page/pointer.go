@@ -253,9 +253,12 @@ func (p *Page) ScrollAt(ctx context.Context, x, y, dx, dy float64) error {
 }
 
 // twoFrames waits for two animation frames of the main document.
-func (p *Page) twoFrames(ctx context.Context) error {
+func (p *Page) twoFrames(ctx context.Context) error { return p.main.twoFrames(ctx) }
+
+// twoFrames waits for two animation frames of the session's own document.
+func (s *session) twoFrames(ctx context.Context) error {
 	var r evalResult
-	err := p.main.call(ctx, "Runtime.evaluate", map[string]any{
+	err := s.call(ctx, "Runtime.evaluate", map[string]any{
 		"expression":    jsTwoFrames,
 		"awaitPromise":  true,
 		"returnByValue": true,

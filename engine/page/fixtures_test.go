@@ -166,7 +166,7 @@ inner.innerHTML = '<a href="/deep">Deep link</a>';
 <button class=act onclick="parent.postMessage('clicked', '*')">Cross button</button>
 <iframe src="/frames-cross-nested" style="width:300px;height:80px"></iframe>`,
 	"/frames-cross-nested": `<!doctype html><title>Cross nested frame</title><p>Cross nested text</p>`,
-	"/frames-hidden": `<!doctype html><title>Hidden frame</title><p>Hidden text</p>`,
+	"/frames-hidden":       `<!doctype html><title>Hidden frame</title><p>Hidden text</p>`,
 
 	"/nav-target": `<!doctype html><title>Nav target</title>
 <img id=img src="/api/slow?ms=600&type=gif">

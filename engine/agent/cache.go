@@ -54,6 +54,10 @@ type cacheOptions struct {
 	Mode            Mode `json:"mode"`
 	MaxSteps        int  `json:"maxSteps"`
 	HighlightCursor bool `json:"highlightCursor"`
+	// FrameID is the frame the engine is scoped to (engine.InFrame), whose
+	// document the recorded selectors are in; absent for the whole page,
+	// which keeps the keys of unscoped runs as they were.
+	FrameID string `json:"frameId,omitempty"`
 }
 
 // configSignature names the agent's configuration without its secrets:
@@ -142,7 +146,7 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 	in := cacheKeyInput{
 		Instruction:     strings.TrimSpace(r.opts.Instruction),
 		StartURL:        r.startURL,
-		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor},
+		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor, FrameID: r.e.Frame()},
 		ConfigSignature: r.signature,
 		VariableNames:   variableNames(r.opts.Variables),
 	}

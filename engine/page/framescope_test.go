@@ -417,6 +417,28 @@ func TestFrameScopeActs(t *testing.T) {
 		}
 	})
 
+	t.Run("a frame that navigated since", func(t *testing.T) {
+		// The frame keeps its id: the scope follows it to its new
+		// document, same-process or out-of-process.
+		for _, tc := range []struct {
+			frame, iframe, url, want string
+		}{
+			{"/frames-same", "same", originA + "/frames-hidden", "paragraph: Hidden text"},
+			{"/frames-cross", "cross", originB + "/frames-cross-nested", "paragraph: Cross nested text"},
+		} {
+			tb.eval(`document.getElementById('`+tc.iframe+`').src = '`+tc.url+`', true`, new(bool))
+			var s *Snapshot
+			waitFor(t, func() bool {
+				var err error
+				s, err = tb.p.Capture(tb.testCtx(), SnapshotOptions{Frame: ids[tc.frame]})
+				return err == nil && hasLine(s, `^`+tc.want+`$`)
+			})
+			if got := treeLines(s); len(got) != 2 || got[1] != tc.want {
+				t.Errorf("frame %s after navigating: %q", tc.frame, got)
+			}
+		}
+	})
+
 	t.Run("a frame removed since", func(t *testing.T) {
 		tb.eval(`document.getElementById('same').remove(), true`, new(bool))
 		_, err := tb.p.Capture(tb.testCtx(), SnapshotOptions{Frame: ids["/frames-same"]})

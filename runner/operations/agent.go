@@ -40,7 +40,8 @@ const agentOp = "agentExecute"
 // session's provider at its endpoint. Its system prompt is the session's
 // systemPrompt followed by req.SystemPrompt. The search tool is not
 // offered: this runner has no search endpoint, so req.UseSearch is a
-// BAD_REQUEST, as is a frameId other than the main frame's.
+// BAD_REQUEST. req.FrameID scopes the engine to a frame (see CheckAgent):
+// one the page does not have is a BAD_REQUEST before the run starts.
 func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTaskRequest, onStep AgentStepFunc) (*rpc.AgentResult, rpc.Usage, error) {
 	opts, err := a.agentOptions(p, req)
 	if err != nil {
@@ -49,6 +50,9 @@ func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTa
 	e, err := a.engineFor(p)
 	if err != nil {
 		return nil, rpc.Usage{}, err
+	}
+	if e, err = inFrame(ctx, e, req.FrameID); err != nil {
+		return nil, rpc.Usage{}, a.agentError(err)
 	}
 	// The usage so far, for a run that fails after some steps: the
 	// tokens were spent all the same.
@@ -124,10 +128,8 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "instruction is required")
 	case req.UseSearch:
 		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "useSearch: this runner has no search endpoint configured")
-	case req.FrameID != "" && req.FrameID != string(p.TargetID()):
-		// The snapshot spans every frame, iframes included; scoping
-		// the agent to one frame is not offered.
-		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "frameId: the agent works on the whole page, iframes included; leave frameId out or give the main frame's id")
+	case req.FrameID != "" && req.FrameID != string(p.TargetID()) && mode == agent.ModeCUA:
+		return agent.Options{}, errFrameInCUA()
 	case req.MaxSteps < 0:
 		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "maxSteps must not be negative")
 	case req.ToolTimeoutMs < 0:

@@ -25,11 +25,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/target"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/agent"
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
@@ -101,13 +104,12 @@ func (a *Automation) engineFor(p *chromium.Tab) (*engine.Engine, error) {
 }
 
 // prepare checks what every engine call shares and returns the tab's
-// engine and the call's model (nil: the session's).
+// engine, scoped to the frame frameID names (the whole page for none or the
+// main frame's id), and the call's model (nil: the session's). The engine
+// checks the frame with its first snapshot or selector lookup, before it
+// asks a model or acts: a frame the page does not have is a BAD_REQUEST
+// (see callError).
 func (a *Automation) prepare(p *chromium.Tab, frameID string, model *rpc.ModelConfig) (*engine.Engine, llm.Client, error) {
-	if frameID != "" && frameID != string(p.TargetID()) {
-		// The snapshot spans every frame, iframes included, and ids name
-		// their frame; scoping to one frame is not offered.
-		return nil, nil, rpc.Errorf(rpc.CodeBadRequest, "frameId: operations cover the whole page, iframes included; leave frameId out or give the main frame's id")
-	}
 	e, err := a.engineFor(p)
 	if err != nil {
 		return nil, nil, err
@@ -116,7 +118,52 @@ func (a *Automation) prepare(p *chromium.Tab, frameID string, model *rpc.ModelCo
 	if err != nil {
 		return nil, nil, err
 	}
-	return e, client, nil
+	return e.InFrame(frameID), client, nil
+}
+
+// inFrame returns e scoped to the frame frameID names, once the page is
+// seen to have it: an error wrapping page.ErrNoFrame when it has not. An
+// agent run checks its frame before it starts, as its tools would each
+// fail on it otherwise.
+func inFrame(ctx context.Context, e *engine.Engine, frameID string) (*engine.Engine, error) {
+	scoped := e.InFrame(frameID)
+	if scoped.Frame() == "" {
+		return scoped, nil
+	}
+	if _, err := e.Page().Frame(ctx, cdp.FrameID(frameID)); err != nil {
+		return nil, err
+	}
+	return scoped, nil
+}
+
+// errFrameInCUA refuses a frame scope in cua mode, whose model sees
+// screenshots of the whole tab and acts at its coordinates: there is
+// nothing a frame could scope.
+func errFrameInCUA() error {
+	return rpc.Errorf(rpc.CodeBadRequest, "frameId: the cua mode works on screenshots of the whole tab, which a frame cannot scope; leave frameId out, give the main frame's id, or use the dom or hybrid mode")
+}
+
+// CheckAgent checks an agent task before its run starts, on the page as
+// it is now, so that the start answers BAD_REQUEST for a frameId that
+// names no frame of the page (or any frame but the main one in cua mode).
+// A check that cannot be made (the page too busy to answer in ctx's time)
+// is left to the run, which checks again when its turn comes: operations
+// queued before it may change the page.
+func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.AgentTaskRequest) error {
+	if req.FrameID == "" || req.FrameID == string(p.TargetID()) {
+		return nil
+	}
+	if mode, _ := agentMode(req.Mode); mode == agent.ModeCUA {
+		return errFrameInCUA()
+	}
+	e, err := a.engineFor(p)
+	if err != nil {
+		return nil
+	}
+	if _, err := inFrame(ctx, e, req.FrameID); errors.Is(err, page.ErrNoFrame) {
+		return a.callError(agentOp, err)
+	}
+	return nil
 }
 
 // Act performs req.Input: an instruction through the model, or an Action as
@@ -213,8 +260,15 @@ func (a *Automation) Navigate(ctx context.Context, p *chromium.Tab, req rpc.Navi
 // BROWSER_CRASHED, ... when the call's context says why it ended, and
 // ENGINE_ERROR otherwise.
 func (a *Automation) callError(op string, err error) error {
-	var modelErr *llm.Error
+	var (
+		modelErr *llm.Error
+		noFrame  *page.NoFrameError
+	)
 	switch {
+	case errors.As(err, &noFrame):
+		// Also a frame that went away during the call (removed, or its
+		// parent navigated): the frameId no longer names a frame.
+		return rpc.Errorf(rpc.CodeBadRequest, "frameId: no frame %s in the page: it is not one of the page's frames, or it has gone (removed, or its page navigated); leave frameId out to work on the whole page", noFrame.Frame)
 	case errors.Is(err, engine.ErrNoModel):
 		return a.models.noModelError(op, "options.model")
 	case errors.Is(err, engine.ErrInvalidArgument):

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/browserfleet/browserfleet/runner/agenttask"
+	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -68,9 +69,19 @@ func (s *Server) serveAgentTasks(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, st)
 		return
 	}
-	if _, e := s.readyBrowser(); e != nil {
+	b, e := s.readyBrowser()
+	if e != nil {
 		writeError(w, e)
 		return
+	}
+	if c, ok := s.ops.(agentChecker); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), agentCheckTimeout)
+		err := c.CheckAgent(ctx, b.TabFor(ctx, s.settle), req)
+		cancel()
+		if err != nil {
+			writeError(w, asRPCError(err))
+			return
+		}
 	}
 	if s.queue.full() {
 		writeError(w, errBusy)
@@ -93,8 +104,21 @@ func (s *Server) serveAgentTasks(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// agentChecker is implemented by operations that check a task on the page
+// before its run starts (operations.Automation: a frameId the page does not
+// have), so that the start answers the error and leaves nothing behind.
+type agentChecker interface {
+	CheckAgent(ctx context.Context, tab *chromium.Tab, req rpc.AgentTaskRequest) error
+}
+
+// agentCheckTimeout bounds that check; one that runs out is left to the
+// run.
+const agentCheckTimeout = 10 * time.Second
+
 // checkAgentRequest checks what the runner can tell of a request before
-// the run: the rest (models, mode, frame) the run's first moments check.
+// the run without the page: the frame is checked on the page (see
+// agentChecker); the rest (models, mode, and the frame again) the run's
+// first moments check.
 func checkAgentRequest(req *rpc.AgentTaskRequest) *rpc.Error {
 	switch {
 	case !uidPattern.MatchString(req.UID):

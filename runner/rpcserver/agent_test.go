@@ -517,12 +517,6 @@ func TestAgentTaskFailures(t *testing.T) {
 			wantMsg:  []string{"useSearch: this runner has no search endpoint configured"},
 		},
 		{
-			name:     "a frame other than the main one",
-			req:      func(r *rpc.AgentTaskRequest, _ *llmtest.Server) { r.FrameID = "ABCDEF" },
-			wantCode: rpc.CodeBadRequest,
-			wantMsg:  []string{"frameId"},
-		},
-		{
 			name:     "no model",
 			session:  func(s *v1alpha1.BrowserSessionSpec) { s.Model = v1alpha1.ModelSpec{} },
 			wantCode: rpc.CodeBadRequest,

@@ -54,6 +54,9 @@ type cacheOptions struct {
 	Mode            Mode `json:"mode"`
 	MaxSteps        int  `json:"maxSteps"`
 	HighlightCursor bool `json:"highlightCursor"`
+	// UseSearch: the search tool was offered. Left out when false, so
+	// that keys of runs without it stay what they were.
+	UseSearch bool `json:"useSearch,omitempty"`
 }
 
 // configSignature names the agent's configuration without its secrets:
@@ -142,7 +145,7 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 	in := cacheKeyInput{
 		Instruction:     strings.TrimSpace(r.opts.Instruction),
 		StartURL:        r.startURL,
-		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor},
+		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor, UseSearch: r.opts.Search != nil},
 		ConfigSignature: r.signature,
 		VariableNames:   variableNames(r.opts.Variables),
 	}

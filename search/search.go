@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package search is the agent's web search: the providers an operator may
 // configure (Brave's Web Search API, a SearXNG instance), the relay the API
 // pod serves to runners so that a provider's key never reaches a runner,

@@ -97,7 +97,8 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 	wake, cancelWake := s.hub.subscribe(key)
 	defer cancelWake()
 	if err := s.createWithSecrets(r.Context(), task, "AgentTask", secrets...); err != nil {
-		if st, ok := err.(apierrors.APIStatus); ok && apierrors.IsInvalid(err) {
+		// createWithSecrets wraps the API server's error.
+		if st := apierrors.APIStatus(nil); errors.As(err, &st) && apierrors.IsInvalid(err) {
 			writeIssues(w, "invalid request body", issuesOf(st.Status()))
 			return
 		}

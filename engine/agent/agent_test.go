@@ -40,11 +40,11 @@ import (
 	"github.com/browserfleet/browserfleet/engine/agent"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
-	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/internal/testing/agentsite"
-	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
 	"github.com/browserfleet/browserfleet/internal/testing/chromium"
+	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // The agent runs against a real Chromium on the agentsite pages. Both of

@@ -256,7 +256,7 @@ func toolSet(mode Mode, vars []string, withSearch bool) []llm.Tool {
 	}
 	if withSearch {
 		tools = append(tools, llm.Tool{
-			Name: toolSearch,
+			Name:        toolSearch,
 			Description: "Search the web and get the top results (title, URL, snippet). Use it when you need information from the web or do not know the URL to open; then open a result with goto.",
 			Parameters: object(map[string]any{
 				"query": str(fmt.Sprintf("What to search for, at most %d characters.", search.MaxQueryRunes)),

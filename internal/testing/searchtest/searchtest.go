@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package searchtest is a stand-in for a web search provider, speaking
 // Brave's Web Search API on loopback: a provider cannot be reached from a
 // test, and tests built on it prove only our side of the wire.
@@ -26,7 +25,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
-	"testing"
 )
 
 // Hit is one scripted result, in Brave's shape.
@@ -55,10 +53,16 @@ type Request struct {
 	KeyOK bool
 }
 
+// TB is what NewBrave needs of a test: testing.TB or Ginkgo's GinkgoT().
+type TB interface {
+	Helper()
+	Cleanup(func())
+}
+
 // NewBrave starts a server that wants key as its subscription token and
 // answers each query with the hits set by Answer (none by default). It
 // stops when the test ends.
-func NewBrave(t testing.TB, key string) *Brave {
+func NewBrave(t TB, key string) *Brave {
 	t.Helper()
 	b := &Brave{key: key, hits: make(map[string][]Hit)}
 	srv := httptest.NewServer(http.HandlerFunc(b.serve))

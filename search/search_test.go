@@ -155,7 +155,9 @@ func TestProviderFailures(t *testing.T) {
 		want    string
 	}{
 		{name: "not JSON", handler: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>")) }, want: "not SearXNG's JSON"},
-		{name: "server error", handler: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "secret internals", 500) }, want: "answered 500 Internal Server Error"},
+		{name: "server error", handler: func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "secret internals", http.StatusInternalServerError)
+		}, want: "answered 500 Internal Server Error"},
 		{name: "too large", handler: func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write([]byte(`{"results":[{"title":"` + strings.Repeat("a", 5<<20) + `"}]}`))
 		}, want: "larger than"},

@@ -30,6 +30,7 @@ COPY engine/ engine/
 COPY quota/ quota/
 COPY runner/ runner/
 COPY runnertoken/ runnertoken/
+COPY search/ search/
 COPY server/ server/
 # Static binaries: the controller image has no libc.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \

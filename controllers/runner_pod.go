@@ -80,6 +80,9 @@ type RunnerConfig struct {
 	// EgressClusterCIDRs are the cluster's pod and service ranges, which
 	// runners refuse even where they are public (--egress-cluster-cidr).
 	EgressClusterCIDRs []netip.Prefix
+	// SearchURL is the API's search relay, which runners get as
+	// --search-url; empty: agents have no search tool.
+	SearchURL string
 }
 
 // RunnerSummaryFinalizer keeps a deleted runner pod until the manager has
@@ -260,14 +263,18 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 	return pod, nil
 }
 
-// runnerArgs are the runner container's arguments: the configured ones,
-// then the allowed executables.
+// runnerArgs are the runner container's arguments: the manager's own
+// (egress ranges, allowed executables, the search relay), then the
+// configured ones.
 func runnerArgs(cfg RunnerConfig) []string {
 	// The manager's own flags first: a stray positional argument in
 	// cfg.Args cannot hide them from the runner's flag parsing.
 	args := rpc.EgressArgs(cfg.EgressAllowCIDRs, cfg.EgressClusterCIDRs)
 	for _, p := range cfg.AllowedExecutables {
 		args = append(args, "--"+rpc.FlagAllowedExecutable+"="+p)
+	}
+	if cfg.SearchURL != "" {
+		args = append(args, "--"+rpc.FlagSearchURL+"="+cfg.SearchURL)
 	}
 	return append(args, cfg.Args...)
 }

@@ -93,6 +93,7 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 		AllowedExecutables:            r.AllowedExecutables,
 		EgressAllowCIDRs:              allow,
 		EgressClusterCIDRs:            cluster,
+		SearchURL:                     r.SearchURL,
 	}
 	sessions := SessionConfig{
 		DefaultTimeout:       duration(s.DefaultTimeout),

@@ -74,12 +74,12 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 	if !ok {
 		return
 	}
-	if u := req.ExecuteOptions.UseSearch; u != nil && *u {
-		// The search tool needs an endpoint the operator configures; none
+	if u := req.ExecuteOptions.UseSearch; u != nil && *u && s.opts.Search == nil {
+		// The search tool needs a provider the operator configures; none
 		// is.
 		writeIssues(w, "invalid request body", []serverv1.Issue{{
 			Path:    "executeOptions.useSearch",
-			Message: "this deployment has no search endpoint configured, so the agent has no search tool; leave useSearch out or set it to false",
+			Message: "this deployment has no search provider configured, so the agent has no search tool; leave useSearch out or set it to false",
 		}})
 		return
 	}
@@ -97,7 +97,8 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 	wake, cancelWake := s.hub.subscribe(key)
 	defer cancelWake()
 	if err := s.createWithSecrets(r.Context(), task, "AgentTask", secrets...); err != nil {
-		if st, ok := err.(apierrors.APIStatus); ok && apierrors.IsInvalid(err) {
+		// createWithSecrets wraps the API server's error.
+		if st := apierrors.APIStatus(nil); errors.As(err, &st) && apierrors.IsInvalid(err) {
 			writeIssues(w, "invalid request body", issuesOf(st.Status()))
 			return
 		}

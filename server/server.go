@@ -35,6 +35,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/quota"
+	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
@@ -115,6 +116,13 @@ type Options struct {
 	// Quota bounds each project's sessions; start refuses one beyond it.
 	// Zero: quota.DefaultConfig().
 	Quota quota.Config
+	// Search is the operator's web search provider, which agents reach
+	// through the relay of RunnerHandler. nil: none, and agentExecute
+	// refuses useSearch.
+	Search search.Searcher
+	// SearchMaxInFlight bounds the searches the relay runs at once; zero
+	// is search.DefaultMaxInFlight.
+	SearchMaxInFlight int
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of

@@ -24,6 +24,7 @@ import (
 // BrowserSession: the agent config and execute options of the /v1 API's
 // agentExecute, with secrets referenced, never inline. It is immutable.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+// +kubebuilder:validation:XValidation:rule="!(has(self.executeOptions.useSearch) && self.executeOptions.useSearch && has(self.agentConfig.mode) && self.agentConfig.mode == 'cua')",message="executeOptions.useSearch: mode cua runs the provider's computer-use loop, which has no search tool"
 type AgentTaskSpec struct {
 	// sessionRef names the BrowserSession, in the same namespace, that the
 	// agent drives.
@@ -128,7 +129,9 @@ type ExecuteOptions struct {
 	// +optional
 	HighlightCursor *bool `json:"highlightCursor,omitempty"`
 
-	// useSearch lets the agent use web search.
+	// useSearch offers the agent the search tool: web search through the
+	// provider the operator configured (docs/agent.md). Without one the
+	// task fails, and the /v1 API refuses it; not with mode cua.
 	// +optional
 	UseSearch *bool `json:"useSearch,omitempty"`
 

@@ -37,6 +37,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/operations"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/runner/rpcserver"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 func main() {
@@ -54,6 +55,7 @@ func run() int {
 		crashExitDelay = flag.Duration("crash-exit-delay", 30*time.Second, "exit this long after the browser crashed, so the session fails (0: keep serving 503s)")
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
+		searchURL      = flag.String(rpc.FlagSearchURL, "", "URL of the API's search relay, which offers agents web search; empty: no search tool")
 		egressCfg      egress.Config
 	)
 	flag.Func(rpc.FlagAllowedExecutable, "absolute path of a browser binary a session's launchOptions.executablePath may name, besides --chromium; repeatable", func(v string) error {
@@ -89,6 +91,17 @@ func run() int {
 	cfg.DataDir = *dataDir
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)
+	if *searchURL != "" {
+		// The relay is the operator's (the manager passes its address),
+		// so its calls do not pass the egress gate, which is for what
+		// tenants make the runner reach.
+		s, err := search.NewRelayClient(*searchURL, cfg.Namespace+"/"+cfg.SessionName, cfg.Token.Reveal(), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runner:", err)
+			return 2
+		}
+		cfg.Search = s
+	}
 
 	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // Mode is how the agent perceives and acts on the page.
@@ -98,6 +99,9 @@ type Options struct {
 	// HighlightCursor draws a visible cursor in the page for coordinate
 	// actions.
 	HighlightCursor bool
+	// Search, when set, offers the model the search tool (dom and hybrid
+	// modes; the provider's computer-use loop has no tools of ours).
+	Search search.Searcher
 	// ShouldCache records the run's deterministic steps in
 	// Result.CacheEntry.
 	ShouldCache bool

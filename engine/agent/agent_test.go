@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,8 @@ import (
 	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/internal/testing/agentsite"
 	"github.com/browserfleet/browserfleet/internal/testing/chromium"
+	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // The agent runs against a real Chromium on the agentsite pages. Both of
@@ -803,6 +806,76 @@ func TestDeterministicTools(t *testing.T) {
 			if s := entry.Steps[6]; s["deltaY"].(float64) <= 0 {
 				t.Errorf("the scroll is cached as %v", s)
 			}
+		}
+	})
+}
+
+func TestSearch(t *testing.T) {
+	const key = "brave-key-never-sent-to-the-model"
+	brave := searchtest.NewBrave(t, key)
+	brave.Answer("browserfleet docs", searchtest.Hit{Title: "<strong>browserfleet</strong> manual", URL: "http://127.0.0.1:1/manual", Description: "How to run it"})
+	provider, err := search.New(search.Config{Provider: search.ProviderBrave, Endpoint: brave.URL, APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	scripted(t, "the search tool is offered only with a searcher, and its hits reach the model", func(t *testing.T) {
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(
+			calls(call("search", map[string]string{"query": "browserfleet docs"})),
+			calls(call("done", map[string]any{"reasoning": "found the manual", "taskComplete": true})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "find the manual", Model: client(t, loop, llmtest.OpenAI), Search: provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs := loop.Requests()
+		if !slices.Contains(reqs[0].Tools, "search") {
+			t.Errorf("tools %v, want search among them", reqs[0].Tools)
+		}
+		rs := reqs[1].ToolResults
+		if len(rs) != 1 || rs[0].IsError || !strings.Contains(rs[0].Text, `"title":"browserfleet manual"`) || !strings.Contains(rs[0].Text, "http://127.0.0.1:1/manual") {
+			t.Errorf("tool results %+v, want the hit", rs)
+		}
+		if len(res.Actions) < 1 || res.Actions[0].Type != "search" || res.Actions[0].Instruction != "browserfleet docs" || res.Actions[0].Action != "searched the web: 1 result" {
+			t.Errorf("actions %+v", res.Actions)
+		}
+		if _, body := requestsText(loop); strings.Contains(body, key) {
+			t.Error("a model request holds the provider's key")
+		}
+
+		plain := llmtest.NewServer(t)
+		plain.Enqueue(calls(call("done", map[string]any{"reasoning": "no", "taskComplete": false})))
+		if _, err := agent.Run(ctx, e, agent.Options{Instruction: "find", Model: client(t, plain, llmtest.OpenAI)}); err != nil {
+			t.Fatal(err)
+		}
+		if tools := plain.Requests()[0].Tools; slices.Contains(tools, "search") {
+			t.Errorf("tools %v offer search without a searcher", tools)
+		}
+	})
+
+	scripted(t, "a failed search is told to the model, which goes on", func(t *testing.T) {
+		wrongKey, err := search.New(search.Config{Provider: search.ProviderBrave, Endpoint: brave.URL, APIKey: "wrong"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(
+			calls(call("search", map[string]string{"query": "anything"})),
+			calls(call("done", map[string]any{"reasoning": "search is down", "taskComplete": false})),
+		)
+		res, err := agent.Run(ctx, e, agent.Options{Instruction: "find", Model: client(t, loop, llmtest.OpenAI), Search: wrongKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs := loop.Requests()[1].ToolResults
+		if len(rs) != 1 || !rs[0].IsError || !strings.Contains(rs[0].Text, "answered 401") {
+			t.Errorf("tool results %+v, want the provider's refusal", rs)
+		}
+		if !res.Completed || res.Success {
+			t.Errorf("result %+v", res)
 		}
 	})
 }

@@ -42,7 +42,7 @@ func (m stubModel) Model() string { return m.name }
 func TestToolSetPerMode(t *testing.T) {
 	names := func(mode Mode) []string {
 		var out []string
-		for _, tl := range toolSet(mode, nil) {
+		for _, tl := range toolSet(mode, nil, false) {
 			out = append(out, tl.Name)
 		}
 		return out
@@ -56,7 +56,7 @@ func TestToolSetPerMode(t *testing.T) {
 	if diff := cmp.Diff(hybrid, names(ModeHybrid)); diff != "" {
 		t.Errorf("hybrid tools (-want +got):\n%s", diff)
 	}
-	for _, tl := range toolSet(ModeHybrid, []string{"password"}) {
+	for _, tl := range toolSet(ModeHybrid, []string{"password"}, false) {
 		if tl.Name == toolScroll {
 			props := tl.Parameters["properties"].(map[string]any)
 			if _, ok := props["coordinates"]; !ok {
@@ -212,7 +212,7 @@ func TestSystemPromptNamesVariablesNotValues(t *testing.T) {
 		"user":     {Value: "ada"},
 	}
 	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	p := systemPrompt(ModeHybrid, toolSet(ModeHybrid, variableNames(vars)), vars, 7, "http://127.0.0.1/login", "Answer in French.", now)
+	p := systemPrompt(ModeHybrid, toolSet(ModeHybrid, variableNames(vars), false), vars, 7, "http://127.0.0.1/login", "Answer in French.", now)
 	for _, want := range []string{
 		"- %password%: the account's password", "- %user%\n", "Wednesday 4 March 2026", "2026-03-04T05:06:07Z",
 		"http://127.0.0.1/login", "at most 7 tool calls", "- click:", "- fillFormVision:", "screenshot", "Additional instructions:\nAnswer in French.",
@@ -224,7 +224,7 @@ func TestSystemPromptNamesVariablesNotValues(t *testing.T) {
 	if strings.Contains(p, "correct horse") || strings.Contains(p, "ada\n") {
 		t.Errorf("the prompt shows a value:\n%s", p)
 	}
-	if d := systemPrompt(ModeDOM, toolSet(ModeDOM, nil), nil, 20, "about:blank", "", now); strings.Contains(d, "- click:") || strings.Contains(d, "Variables") {
+	if d := systemPrompt(ModeDOM, toolSet(ModeDOM, nil, false), nil, 20, "about:blank", "", now); strings.Contains(d, "- click:") || strings.Contains(d, "Variables") {
 		t.Errorf("the dom prompt names hybrid tools or variables:\n%s", d)
 	}
 }

@@ -54,6 +54,9 @@ type cacheOptions struct {
 	Mode            Mode `json:"mode"`
 	MaxSteps        int  `json:"maxSteps"`
 	HighlightCursor bool `json:"highlightCursor"`
+	// UseSearch: the search tool was offered. Left out when false, so
+	// that keys of runs without it stay what they were.
+	UseSearch bool `json:"useSearch,omitempty"`
 	// FrameID is the frame the engine is scoped to (engine.InFrame), whose
 	// document the recorded selectors are in; absent for the whole page,
 	// which keeps the keys of unscoped runs as they were.
@@ -146,7 +149,7 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 	in := cacheKeyInput{
 		Instruction:     strings.TrimSpace(r.opts.Instruction),
 		StartURL:        r.startURL,
-		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor, FrameID: r.e.Frame()},
+		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor, UseSearch: r.opts.Search != nil, FrameID: r.e.Frame()},
 		ConfigSignature: r.signature,
 		VariableNames:   variableNames(r.opts.Variables),
 	}

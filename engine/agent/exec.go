@@ -30,6 +30,7 @@ import (
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // toolOutput is what a tool answers the model.
@@ -78,6 +79,7 @@ var timeoutHints = map[string]string{
 	toolExtract:  "Try a smaller schema or a narrower instruction.",
 	toolFillForm: "Try fewer fields at once, or act on them one by one.",
 	toolGoto:     "The site may be slow or unreachable; check it with a screenshot before trying again.",
+	toolSearch:   "The search provider is slow; try again once, or open a URL you know with goto.",
 }
 
 // handler runs one tool; st is its Step, filled in as the tool learns what
@@ -119,6 +121,10 @@ func (r *run) handler(name string) handler {
 		return r.clickAndHold
 	case toolFillFormVision:
 		return r.fillFormVision
+	case toolSearch:
+		if r.opts.Search != nil {
+			return r.search
+		}
 	case toolDone:
 		return r.done
 	}
@@ -581,6 +587,35 @@ func (r *run) think(_ context.Context, args json.RawMessage, st *Step) (toolOutp
 	}
 	st.Action = "thought"
 	return toolOutput{text: `{"acknowledged":true}`}, nil
+}
+
+// search asks the operator's search provider. The query may be anything
+// the model wrote, so it is redacted as any step text is; results are
+// what the provider found, bounded by the search package.
+func (r *run) search(ctx context.Context, args json.RawMessage, st *Step) (toolOutput, error) {
+	var a struct {
+		Query string `json:"query"`
+	}
+	if err := decode(args, &a); err != nil {
+		return toolOutput{}, err
+	}
+	if err := search.CheckQuery(a.Query); err != nil {
+		return toolOutput{}, fmt.Errorf("%w: query: %w", errInvalidArguments, err)
+	}
+	st.Instruction = r.redact(a.Query)
+	hits, err := r.opts.Search.Search(ctx, a.Query)
+	if err != nil {
+		st.Action = "web search failed"
+		return jsonOutput(map[string]any{"success": false, "error": r.redact(err.Error())}, true), nil
+	}
+	st.Action = "searched the web: 1 result"
+	if len(hits) != 1 {
+		st.Action = fmt.Sprintf("searched the web: %d results", len(hits))
+	}
+	for i := range hits {
+		hits[i].Title, hits[i].URL, hits[i].Description = r.redact(hits[i].Title), r.redact(hits[i].URL), r.redact(hits[i].Description)
+	}
+	return jsonOutput(map[string]any{"success": true, "results": hits}, false), nil
 }
 
 // done ends the run.

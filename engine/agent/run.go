@@ -188,7 +188,7 @@ func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, err
 		r.exec = opts.Model
 	}
 	r.signature.Model, r.signature.ExecutionModel = opts.Model.Model(), r.exec.Model()
-	r.tools = toolSet(opts.Mode, variableNames(opts.Variables))
+	r.tools = toolSet(opts.Mode, variableNames(opts.Variables), opts.Search != nil)
 	r.known = make(map[string]bool, len(r.tools))
 	for _, t := range r.tools {
 		r.known[t.Name] = true

@@ -17,10 +17,12 @@ limitations under the License.
 package agent
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // Tool names. They and their parameters are the reference agent's
@@ -42,6 +44,7 @@ const (
 	toolDragAndDrop    = "dragAndDrop"
 	toolClickAndHold   = "clickAndHold"
 	toolFillFormVision = "fillFormVision"
+	toolSearch         = "search"
 	toolDone           = "done"
 )
 
@@ -90,8 +93,9 @@ func variableHint(names []string) string {
 		strings.Join(names, ", ") + "."
 }
 
-// toolSet returns the tools of a mode, sorted by name.
-func toolSet(mode Mode, vars []string) []llm.Tool {
+// toolSet returns the tools of a mode, sorted by name; withSearch adds
+// the search tool.
+func toolSet(mode Mode, vars []string, withSearch bool) []llm.Tool {
 	hint := variableHint(vars)
 	tools := []llm.Tool{
 		{
@@ -249,6 +253,15 @@ func toolSet(mode Mode, vars []string) []llm.Tool {
 				Parameters:  object(map[string]any{"direction": direction, "percentage": percentage}, "direction"),
 			},
 		)
+	}
+	if withSearch {
+		tools = append(tools, llm.Tool{
+			Name:        toolSearch,
+			Description: "Search the web and get the top results (title, URL, snippet). Use it when you need information from the web or do not know the URL to open; then open a result with goto.",
+			Parameters: object(map[string]any{
+				"query": str(fmt.Sprintf("What to search for, at most %d characters.", search.MaxQueryRunes)),
+			}, "query"),
+		})
 	}
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	return tools

@@ -32,6 +32,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // Defaults of Config's process-level settings.
@@ -115,6 +116,9 @@ type Config struct {
 	// session's history in when it stops (rpc.EnvTerminationMessagePath);
 	// empty: none.
 	TerminationMessagePath string
+	// Search is the operator's web search, through the API's relay
+	// (rpc.FlagSearchURL); nil: the agent has no search tool.
+	Search search.Searcher
 }
 
 // DefaultDataDir is the data directory when none is configured: under the

@@ -38,10 +38,12 @@ const agentOp = "agentExecute"
 // extract and fillForm tools'), each merged with the session's as an
 // operation's options.model is: the session's key goes only to the
 // session's provider at its endpoint. Its system prompt is the session's
-// systemPrompt followed by req.SystemPrompt. The search tool is not
-// offered: this runner has no search endpoint, so req.UseSearch is a
-// BAD_REQUEST. req.FrameID scopes the engine to a frame (see CheckAgent):
-// one the page does not have is a BAD_REQUEST before the run starts.
+// systemPrompt followed by req.SystemPrompt. req.UseSearch offers the
+// search tool, through the API's relay; a runner started without one
+// (rpc.FlagSearchURL) refuses it with BAD_REQUEST, as it does with mode
+// cua, which runs the provider's loop and its tools only. req.FrameID
+// scopes the engine to a frame (see CheckAgent): one the page does not
+// have is a BAD_REQUEST before the run starts.
 func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTaskRequest, onStep AgentStepFunc) (*rpc.AgentResult, rpc.Usage, error) {
 	opts, err := a.agentOptions(p, req)
 	if err != nil {
@@ -126,8 +128,10 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 	switch {
 	case strings.TrimSpace(req.Instruction) == "":
 		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "instruction is required")
-	case req.UseSearch:
-		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "useSearch: this runner has no search endpoint configured")
+	case req.UseSearch && a.search == nil:
+		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "useSearch: this deployment has no search provider configured, so the agent has no search tool")
+	case req.UseSearch && mode == agent.ModeCUA:
+		return agent.Options{}, rpc.Errorf(rpc.CodeBadRequest, "useSearch: mode cua runs the provider's computer-use loop, which has no search tool")
 	case req.FrameID != "" && req.FrameID != string(p.TargetID()) && mode == agent.ModeCUA:
 		return agent.Options{}, errFrameInCUA()
 	case req.MaxSteps < 0:
@@ -163,6 +167,9 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 	}
 	if exec != nil {
 		opts.ExecutionModel = exec
+	}
+	if req.UseSearch {
+		opts.Search = a.search
 	}
 	if mode == agent.ModeCUA {
 		// The provider's computer-use loop keeps its own conversation: it

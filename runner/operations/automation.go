@@ -37,6 +37,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // Automation is the runner's Engine: act, observe and extract by
@@ -47,6 +48,9 @@ type Automation struct {
 	models   *models
 	system   string
 	selfHeal bool
+	// search is the operator's web search, for the agent's search tool;
+	// nil: none.
+	search search.Searcher
 
 	mu sync.Mutex
 	// engines holds one engine per tab, built on the tab's first call.
@@ -71,6 +75,7 @@ func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
 		a.system = cfg.Spec.SystemPrompt
 		a.selfHeal = ptr.Deref(cfg.Spec.SelfHeal, false)
 		dialer.Policy, dialer.Resolver = cfg.Egress, cfg.Resolver
+		a.search = cfg.Search
 	}
 	a.models = newModels(def, dialer, log)
 	return a

@@ -56,6 +56,19 @@ const (
 	FlagEgressClusterCIDR = "egress-cluster-cidr"
 )
 
+// The runner's calls to the API pod's runner listener, which serves what
+// the operator provides runners without handing them its credentials (the
+// agent's web search, search.RelayPath).
+const (
+	// FlagSearchURL is the URL of the API's search relay; the runner offers
+	// the agent its search tool only with it.
+	FlagSearchURL = "search-url"
+	// HeaderRunnerSession names the calling runner's session,
+	// "namespace/name"; the runner token goes in Authorization, as for
+	// calls to the runner.
+	HeaderRunnerSession = "X-Browserfleet-Session"
+)
+
 // Environment of the runner container, set by the manager. It holds no
 // secret: tini, PID 1 of the container, keeps its environment for the pod's
 // life, readable at /proc/1/environ by anything running as the runner's

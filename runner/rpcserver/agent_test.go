@@ -511,10 +511,10 @@ func TestAgentTaskFailures(t *testing.T) {
 		wantMsg  []string
 	}{
 		{
-			name:     "useSearch without a search endpoint",
+			name:     "useSearch on a runner without the search relay",
 			req:      func(r *rpc.AgentTaskRequest, _ *llmtest.Server) { r.UseSearch = true },
 			wantCode: rpc.CodeBadRequest,
-			wantMsg:  []string{"useSearch: this runner has no search endpoint configured"},
+			wantMsg:  []string{"useSearch: this deployment has no search provider configured"},
 		},
 		{
 			name:     "no model",

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/search"
 )
 
 // Label values with a meaning of their own.
@@ -88,6 +89,7 @@ type Metrics struct {
 	inFlight          *prometheus.GaugeVec
 	operationDuration *prometheus.HistogramVec
 	tokens            *prometheus.CounterVec
+	searches          *prometheus.CounterVec
 	routes            *capped
 	models            *capped
 }
@@ -124,10 +126,14 @@ func newMetrics(reg prometheus.Registerer, sessions client.Reader, listTimeout t
 			Name: "browserfleet_model_tokens_total",
 			Help: "Model tokens spent by operations and agents, by model (provider/model) and kind (input, output, reasoning, cached_input).",
 		}, []string{"model", "kind"}),
+		searches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "browserfleet_search_requests_total",
+			Help: "Web searches agents asked the API's search relay for, by outcome (success or the relay's error code).",
+		}, []string{"outcome"}),
 		routes: newCapped(MaxRoutes),
 		models: newCapped(MaxModels),
 	}
-	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens}
+	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens, m.searches}
 	if sessions != nil {
 		cs = append(cs, newSessionCollector(sessions, listTimeout))
 	}
@@ -173,6 +179,18 @@ func (m *Metrics) ObserveOperation(op, outcome string, streamed bool, d time.Dur
 		return
 	}
 	m.operationDuration.WithLabelValues(oneOf(operations, op), oneOf(outcomes, outcome), strconv.FormatBool(streamed)).Observe(d.Seconds())
+}
+
+// searchOutcomes are the values of the search outcome label.
+var searchOutcomes = set(search.OutcomeSuccess, search.CodeBadRequest, search.CodeUnauthorized, search.CodeBusy, search.CodeFailed, search.CodeTimeout)
+
+// ObserveSearch counts one call to the search relay: outcome is
+// search.OutcomeSuccess or the relay's error code.
+func (m *Metrics) ObserveSearch(outcome string) {
+	if m == nil {
+		return
+	}
+	m.searches.WithLabelValues(oneOf(searchOutcomes, outcome)).Inc()
 }
 
 // AddTokens adds the tokens one model call or run spent. model is the

@@ -32,6 +32,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -52,6 +53,7 @@ import (
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/egress"
+	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 )
 
@@ -337,6 +339,44 @@ var _ = Describe("the API's flags", func() {
 		Expect(mountedFile(deploy, "api", opts.CDPKeyFile)).To(Equal("cdp-key-2/key"))
 		Expect(mountedFile(deploy, "api", opts.CDPKeyPreviousFile)).To(Equal("cdp-key-1/key"))
 		Expect(Find(r.Objects, "Secret", "bf-browserfleet-cdp-signing-key")).To(BeNil())
+	})
+
+	It("have no search by default, and no runner port", func() {
+		opts, r := apiOptions(nil)
+		Expect(opts.Search.Provider).To(BeEmpty())
+		Expect(Find(r.Objects, "Service", "bf-browserfleet-api-runners")).To(BeNil())
+		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.SearchURL).To(BeEmpty())
+	})
+
+	It("give agents the search of the values: the API calls the provider, runners its relay, which only they may reach", func() {
+		vals, err := ValuesFile("values-all.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		opts, r := apiOptions(vals)
+		Expect(opts.Search.Provider).To(Equal("brave"))
+		Expect(opts.Search.Results).To(Equal(8))
+		Expect(opts.SearchMaxInFlight).To(Equal(12))
+		Expect(opts.RunnerListenAddress).To(Equal(":8011"))
+		deploy := Find(r.Objects, "Deployment", "bf-browserfleet-api")
+		Expect(mountedFile(deploy, "api", opts.SearchAPIKeyFile)).To(Equal("brave-search/token"))
+
+		svc := toTyped[corev1.Service](Find(r.Objects, "Service", "bf-browserfleet-api-runners"))
+		Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+		Expect(svc.Spec.Ports).To(HaveLen(1))
+		Expect(svc.Spec.Ports[0].Port).To(BeEquivalentTo(8011))
+		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.SearchURL).To(
+			Equal("http://bf-browserfleet-api-runners.bf-system.svc:8011" + search.RelayPath))
+
+		var np *networkingv1.NetworkPolicy
+		for _, o := range r.Objects {
+			if o.GetKind() == "NetworkPolicy" {
+				np = toTyped[networkingv1.NetworkPolicy](o)
+				break
+			}
+		}
+		Expect(np.Spec.Egress).To(ContainElement(SatisfyAll(
+			HaveField("Ports", ConsistOf(HaveField("Port.IntVal", BeEquivalentTo(8011)))),
+			HaveField("To", ConsistOf(HaveField("PodSelector.MatchLabels", HaveKeyWithValue("app.kubernetes.io/component", "api")))),
+		)), "runners may reach the relay")
 	})
 })
 

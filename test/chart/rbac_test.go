@@ -246,7 +246,7 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		Expect(err).NotTo(HaveOccurred())
 		np := toTyped[networkingv1.NetworkPolicy](Find(r.Objects, "NetworkPolicy", "bf-browserfleet-runner"))
 		Expect(np.Namespace).To(Equal("team-a"))
-		Expect(np.Spec.Egress).To(HaveLen(4))
+		Expect(np.Spec.Egress).To(HaveLen(5))
 
 		dns := np.Spec.Egress[0]
 		Expect(dns.To).To(HaveLen(1))
@@ -273,7 +273,15 @@ var _ = Describe("the runner NetworkPolicy", func() {
 		allowed := np.Spec.Egress[2]
 		Expect(allowed.To).To(ConsistOf(networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: "10.20.0.0/16"}}))
 
-		extra := np.Spec.Egress[3]
+		// The API's search relay, on its runner port only.
+		relay := np.Spec.Egress[3]
+		Expect(relay.To).To(HaveLen(1))
+		Expect(selects(relay.To[0].NamespaceSelector, labels.Set{"kubernetes.io/metadata.name": "bf-system"})).To(BeTrue())
+		Expect(selects(relay.To[0].PodSelector, podLabels(r.Objects, "bf-browserfleet-api"))).To(BeTrue())
+		Expect(relay.Ports).To(HaveLen(1))
+		Expect(relay.Ports[0].Port.IntValue()).To(Equal(8011))
+
+		extra := np.Spec.Egress[4]
 		Expect(selects(extra.To[0].PodSelector, labels.Set{"app": "vllm"})).To(BeTrue())
 	})
 

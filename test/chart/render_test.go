@@ -71,7 +71,7 @@ var _ = Describe("the rendered chart", func() {
 			"Role":                3, // leader election, the API's in each project
 			"RoleBinding":         3,
 			"Deployment":          2,
-			"Service":             3,
+			"Service":             4, // the API's, its runners', and the metrics of both
 			"PodDisruptionBudget": 2,
 			"NetworkPolicy":       2, // one per project
 			"Secret":              2, // no signing key: an existing Secret is named

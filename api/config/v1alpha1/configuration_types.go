@@ -67,7 +67,7 @@ type RunnerConfiguration struct {
 	Command []string `json:"command,omitempty"`
 
 	// args are the runner's arguments, after the ones the manager passes
-	// (egress ranges, allowed executables).
+	// (egress ranges, allowed executables, searchURL).
 	// +optional
 	Args []string `json:"args,omitempty"`
 
@@ -135,6 +135,14 @@ type RunnerConfiguration struct {
 	// egress configures each runner's egress gate (docs/runner.md).
 	// +optional
 	Egress EgressConfiguration `json:"egress,omitzero"`
+
+	// searchURL is the URL of the API's search relay (its runner listener,
+	// path /runner/v1/search), which runners call for the agent's search
+	// tool with their session's token. Empty: agents have no search tool.
+	// Set it when the API has a search provider (cmd/api
+	// --search-provider); the chart does.
+	// +optional
+	SearchURL string `json:"searchURL,omitempty"`
 }
 
 // EgressConfiguration is what runners may connect to beyond the public

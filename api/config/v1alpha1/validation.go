@@ -91,6 +91,11 @@ func validateRunner(r *RunnerConfiguration, p *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, ValidateModelBaseURLs(r.ModelBaseURLs, p.Child("modelBaseURLs"))...)
+	if r.SearchURL != "" {
+		if u, err := url.Parse(r.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			errs = append(errs, field.Invalid(p.Child("searchURL"), r.SearchURL, "must be an absolute http or https URL without credentials"))
+		}
+	}
 	seen := sets.New[string]()
 	for i, path := range r.AllowedExecutables {
 		fp := p.Child("allowedExecutables").Index(i)

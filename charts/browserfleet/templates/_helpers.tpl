@@ -142,6 +142,9 @@ manager validates it again when it starts.
 {{- with $r.egress.allowCIDRs }}{{ $_ := set $egress "allowCIDRs" . }}{{ end }}
 {{- with $r.egress.clusterCIDRs }}{{ $_ := set $egress "clusterCIDRs" . }}{{ end }}
 {{- with $egress }}{{ $_ := set $runner "egress" . }}{{ end }}
+{{- if .Values.search.provider }}
+{{- $_ := set $runner "searchURL" (include "browserfleet.searchRelayURL" .) }}
+{{- end }}
 {{- $q := .Values.projects.quota }}
 {{- $quota := dict "concurrentSessions" (int64 $q.concurrentSessions) "liveSessions" (int64 $q.liveSessions) }}
 {{- $projects := list }}
@@ -156,6 +159,11 @@ manager validates it again when it starts.
 {{- $sessions := dict "defaultTimeout" $s.defaultTimeout "maxTimeout" $s.maxTimeout "ttlAfterEnded" $s.ttlAfterEnded "startupTimeout" $s.startupTimeout "secretWait" $s.secretWait }}
 {{- $tasks := dict "sessionWait" .Values.manager.taskSessionWait "defaultActiveDeadline" .Values.manager.taskDefaultActiveDeadline "maxRunning" (int64 .Values.manager.taskMaxRunning) }}
 {{- toYaml (dict "apiVersion" "config.browserfleet.io/v1alpha1" "kind" "Configuration" "runner" $runner "sessions" $sessions "quota" $quota "tasks" $tasks) | trim }}
+{{- end }}
+
+{{/* The API's search relay, as runners reach it: the runners Service. */}}
+{{- define "browserfleet.searchRelayURL" -}}
+{{- printf "http://%s-runners.%s.svc:%d/runner/v1/search" (include "browserfleet.apiName" .) .Release.Namespace (int .Values.search.runnerPort) }}
 {{- end }}
 
 {{/* Where the manager reads its Configuration file. */}}

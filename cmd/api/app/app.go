@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -42,6 +43,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
@@ -84,10 +86,23 @@ type Options struct {
 	ProjectNamespaces []string
 	// Quota bounds each project's sessions: the manager's quota.
 	Quota quota.Config
+	// Search is the web search provider of agents; Provider empty: none.
+	// Its APIKey is read from SearchAPIKeyFile.
+	Search search.Config
+	// SearchAPIKeyFile holds the provider's API key (a mounted Secret).
+	SearchAPIKeyFile string
+	// SearchMaxInFlight bounds the searches run at once.
+	SearchMaxInFlight int
+	// RunnerListenAddress serves runners the search relay, when a search
+	// provider is configured.
+	RunnerListenAddress string
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
 	Listener net.Listener
+	// RunnerListener, when set, is served instead of listening on
+	// RunnerListenAddress.
+	RunnerListener net.Listener
 	// Registry gets the API's metrics; default controller-runtime's
 	// registry, which the metrics endpoint serves. A process that runs the
 	// API more than once needs a registry per run.
@@ -106,6 +121,9 @@ func DefaultOptions() Options {
 		ShutdownGrace:  30 * time.Second,
 		CDPURLTTL:      server.DefaultCDPURLTTL,
 		Quota:          quota.DefaultConfig(),
+
+		RunnerListenAddress: ":8001",
+		SearchMaxInFlight:   search.DefaultMaxInFlight,
 	}
 }
 
@@ -122,6 +140,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
 	o.Quota.AddFlags(fs)
+	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the search relay (only with --search-provider); open it to runner pods only")
+	fs.StringVar(&o.Search.Provider, "search-provider", o.Search.Provider, "the agent's web search provider: brave or searxng; empty: none, and agentExecute refuses useSearch")
+	fs.StringVar(&o.Search.Endpoint, "search-endpoint", o.Search.Endpoint, "the provider's search URL (brave: default "+search.DefaultBraveEndpoint+"; searxng: the instance's /search URL, required)")
+	fs.StringVar(&o.SearchAPIKeyFile, "search-api-key-file", o.SearchAPIKeyFile, "file holding the provider's API key (brave's subscription token), a mounted Secret")
+	fs.IntVar(&o.Search.Results, "search-results", search.DefaultResults, fmt.Sprintf("hits per search, 1 to %d", search.MaxResults))
+	fs.IntVar(&o.SearchMaxInFlight, "search-max-in-flight", o.SearchMaxInFlight, "searches the relay runs at once, across every session; more are refused and the agent is told to retry")
 	fs.Func("project-namespace", "a namespace that is a project: API keys count only there, and the API reads and writes no other namespace (its RBAC can then be namespaced); repeatable; none: every namespace, with cluster-wide rights", func(v string) error {
 		if errs := validation.IsDNS1123Label(v); len(errs) > 0 {
 			return fmt.Errorf("%q is not a namespace name: %s", v, strings.Join(errs, "; "))
@@ -171,11 +195,35 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		IdleTimeout: 2 * time.Minute,
 	}
 
+	runnerHandler, err := handler.RunnerHandler()
+	if err != nil {
+		return err
+	}
+
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()
-	srvDone := make(chan error, 1)
+	srvDone := make(chan error, 2)
 	go func() { srvDone <- serve(srv, opts.Listener) }()
 	log.Info("serving", "address", address(opts), "startTimeout", opts.StartTimeout, "maxBodyBytes", opts.MaxBodyBytes, "projects", opts.ProjectNamespaces)
+	var runnerSrv *http.Server
+	if runnerHandler != nil {
+		runnerSrv = &http.Server{
+			Addr:              opts.RunnerListenAddress,
+			Handler:           runnerHandler,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      time.Minute,
+			IdleTimeout:       2 * time.Minute,
+		}
+		go func() { srvDone <- serve(runnerSrv, opts.RunnerListener) }()
+		runnerAddr := opts.RunnerListenAddress
+		if opts.RunnerListener != nil {
+			runnerAddr = opts.RunnerListener.Addr().String()
+		}
+		log.Info("serving runners the search relay", "address", runnerAddr, "provider", opts.Search.Provider)
+	} else {
+		log.Info("no --search-provider: agents have no search tool, and agentExecute refuses useSearch")
+	}
 	if len(opts.ProjectNamespaces) == 0 {
 		log.Info("no --project-namespace: every namespace with an API key is a project, and the API needs cluster-wide rights")
 	}
@@ -190,6 +238,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			err = errors.New("manager stopped")
 		}
 		return fmt.Errorf("running manager: %w", err)
+	}
+	if runnerSrv != nil {
+		// A search takes seconds at most; a runner whose search is cut
+		// off tells its model, which may retry against another replica.
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), search.DefaultTimeout)
+		_ = runnerSrv.Shutdown(shutdownCtx)
+		cancel()
 	}
 	shutdown(srv, handler, opts.ShutdownGrace, log)
 	stopMgr()
@@ -241,6 +296,10 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 	if opts.CDPKeyFile == "" {
 		opts.Logger.WithName("setup").Info("no --cdp-signing-key-file: cdpUrls are signed with a random key of this process, which other replicas refuse")
 	}
+	searcher, err := newSearcher(opts)
+	if err != nil {
+		return nil, err
+	}
 	// The metrics server of the manager serves these, on its own port:
 	// they name projects and models, which is not for the API's callers.
 	m, err := metrics.New(opts.Registry, mgr.GetClient())
@@ -263,11 +322,36 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		AllowedExecutables: opts.AllowedExecutables,
 		Quota:              opts.Quota,
 		Projects:           opts.ProjectNamespaces,
+		Search:             searcher,
+		SearchMaxInFlight:  opts.SearchMaxInFlight,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)
 	}
 	return handler, nil
+}
+
+// newSearcher is the configured search provider, or nil.
+func newSearcher(opts Options) (search.Searcher, error) {
+	if opts.Search.Provider == "" {
+		if opts.Search.Endpoint != "" || opts.SearchAPIKeyFile != "" {
+			return nil, errors.New("--search-endpoint and --search-api-key-file need --search-provider")
+		}
+		return nil, nil
+	}
+	cfg := opts.Search
+	if opts.SearchAPIKeyFile != "" {
+		b, err := os.ReadFile(opts.SearchAPIKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --search-api-key-file: %w", err)
+		}
+		cfg.APIKey = strings.TrimSpace(string(b))
+	}
+	s, err := search.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // serve serves on l when set, else on srv.Addr. Run reads its result only

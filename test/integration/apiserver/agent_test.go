@@ -23,16 +23,23 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/internal/testing/apitest"
+	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
+	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/search"
+	"github.com/browserfleet/browserfleet/server"
 )
 
 // agentBody is an agentExecute body whose agent model is the scripted one.
@@ -248,18 +255,79 @@ var _ = Describe("agentExecute", Ordered, func() {
 		Expect(fs[len(fs)-1].Data.Data["error"]).To(ContainSubstring("invalid api key"))
 	})
 
-	It("refuses useSearch, naming the field, and makes no task", func(ctx SpecContext) {
+	It("searches the web through the API's relay, whose provider key never reaches the runner (scripted model)", func(ctx SpecContext) {
+		brave.Answer("browserfleet operator", searchtest.Hit{Title: "<strong>browserfleet</strong> on GitHub", URL: "https://github.com/browserfleet/browserfleet", Description: "AI browser automation on Kubernetes"})
+		before, searches := len(model.Requests()), len(brave.Requests())
+		model.Enqueue(
+			toolCall("search", map[string]any{"query": "browserfleet operator"}),
+			toolCall("done", map[string]any{"reasoning": "found its repository", "taskComplete": true}),
+		)
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key, fmt.Sprintf(`{"agentConfig": {"model": %s}, "executeOptions": {"instruction": "find the project's repository", "maxSteps": 5, "useSearch": true}}`, modelOption()), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		res := r.Data()["result"].(map[string]any)
+		Expect(res["actions"]).To(ContainElement(And(HaveKeyWithValue("type", "search"), HaveKeyWithValue("instruction", "browserfleet operator"))))
+		Expect(brave.Requests()[searches:]).To(HaveExactElements(searchtest.Request{Query: "browserfleet operator", Count: search.DefaultResults, KeyOK: true}))
+		reqs := model.Requests()[before:]
+		Expect(reqs).To(HaveLen(2))
+		Expect(reqs[0].Tools).To(ContainElement("search"))
+		Expect(reqs[1].ToolResults).To(HaveExactElements(HaveField("Text", And(ContainSubstring("browserfleet on GitHub"), ContainSubstring("https://github.com/browserfleet/browserfleet")))))
+
+		// The runner has the relay's address, and nothing of the provider.
+		var pod corev1.Pod
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: v1alpha1.RunnerPodName(id)}, &pod)).To(Succeed())
+		Expect(pod.Spec.Containers[0].Args).To(ContainElement("--" + rpc.FlagSearchURL + "=" + relay.URL + search.RelayPath))
+		b, err := json.Marshal(pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(b)).NotTo(ContainSubstring(braveKey))
+		Expect(string(r.Raw)).NotTo(ContainSubstring(braveKey))
+	})
+
+	It("serves the search relay to a session's runner only, by its token", func(ctx SpecContext) {
+		var secret corev1.Secret
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: v1alpha1.RunnerTokenSecretName(id)}, &secret)).To(Succeed())
+		token := string(secret.Data[rpc.TokenSecretKey])
+		other := newProject(ctx)
+		otherID := startSession(other, "")
+		brave.Answer("relay check", searchtest.Hit{Title: "hit", URL: "https://example.com/"})
+		searches := len(brave.Requests())
+		try := func(session, token string) error {
+			c, err := search.NewRelayClient(relay.URL+search.RelayPath, session, token, nil)
+			Expect(err).NotTo(HaveOccurred())
+			_, err = c.Search(ctx, "relay check")
+			return err
+		}
+		Expect(try(p.Namespace+"/"+id, token)).To(Succeed())
+		Expect(try(p.Namespace+"/"+id, token+"x")).To(MatchError(ContainSubstring("serves runners only")))
+		Expect(try(other.Namespace+"/"+otherID, token)).To(MatchError(ContainSubstring("serves runners only")), "another session's name with this session's token")
+		Expect(try(p.Namespace+"/no-such-session", token)).To(MatchError(ContainSubstring("serves runners only")))
+		Expect(brave.Requests()[searches:]).To(HaveLen(1), "refused callers never reach the provider")
+	})
+
+	It("refuses useSearch with mode cua, naming the field, and makes no task", func(ctx SpecContext) {
 		var before v1alpha1.AgentTaskList
 		Expect(k8sClient.List(ctx, &before, client.InNamespace(p.Namespace))).To(Succeed())
 		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
-			`{"agentConfig": {}, "executeOptions": {"instruction": "search", "useSearch": true}}`, nil)
+			`{"agentConfig": {"cua": true}, "executeOptions": {"instruction": "search", "useSearch": true}}`, nil)
 		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
 		documented(http.MethodPost, "/v1/sessions/{id}/agentExecute", r)
-		Expect(string(r.Raw)).To(ContainSubstring("executeOptions.useSearch"))
+		Expect(string(r.Raw)).To(ContainSubstring("executeOptions.useSearch: mode cua"))
 		Consistently(func(g Gomega) {
 			var after v1alpha1.AgentTaskList
 			g.Expect(k8sClient.List(ctx, &after, client.InNamespace(p.Namespace))).To(Succeed())
 			g.Expect(after.Items).To(HaveLen(len(before.Items)))
 		}, "1s").Should(Succeed())
+	})
+
+	It("refuses useSearch where the operator configured no search provider, naming the field", func() {
+		opts := apiOptions
+		opts.Search = nil
+		s, err := server.New(opts)
+		Expect(err).NotTo(HaveOccurred())
+		plain := httptest.NewServer(s)
+		defer plain.Close()
+		r := apitest.Do(context.Background(), plain.Client(), plain.URL, http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key,
+			`{"agentConfig": {}, "executeOptions": {"instruction": "search", "useSearch": true}}`, nil)
+		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
+		Expect(string(r.Raw)).To(And(ContainSubstring("executeOptions.useSearch"), ContainSubstring("no search provider configured")))
 	})
 })

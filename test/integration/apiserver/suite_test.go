@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +47,9 @@ import (
 	"github.com/browserfleet/browserfleet/internal/devstack"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
 	"github.com/browserfleet/browserfleet/runner/config"
+	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
@@ -73,13 +76,22 @@ var (
 	// each pod's directory.
 	kubeletStateDir string
 	// newAPIServer makes another API server over the same cache, for specs
-	// that stop theirs.
+	// that stop theirs; apiOptions are its options.
 	newAPIServer func() *server.Server
+	apiOptions   server.Options
+
+	// brave stands in for the operator's search provider, which the API
+	// calls for the runners' search relay (relay).
+	brave *searchtest.Brave
+	relay *httptest.Server
 
 	stopAPI     context.CancelFunc
 	stopKubelet func()
 	apiDone     = make(chan struct{})
 )
+
+// braveKey is the search provider's key, which only the API holds.
+const braveKey = "brave-subscription-token-9c1e"
 
 func TestAPIServer(t *testing.T) {
 	if _, err := config.FindChromium(); err != nil {
@@ -101,8 +113,24 @@ var _ = BeforeSuite(func() {
 	cfg := fw.Start()
 	k8sClient = framework.Client(cfg)
 
+	// The search provider, and the API's runner listener, which the
+	// runners reach by the URL the manager gives them; it serves once the
+	// API server exists.
+	brave = searchtest.NewBrave(GinkgoT(), braveKey)
+	var relayHandler atomic.Pointer[http.Handler]
+	relay = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := relayHandler.Load(); h != nil {
+			(*h).ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "not yet", http.StatusServiceUnavailable)
+	}))
+	provider, err := search.New(search.Config{Provider: search.ProviderBrave, Endpoint: brave.URL, APIKey: braveKey})
+	Expect(err).NotTo(HaveOccurred())
+
 	// The manager pod, as in a cluster.
 	opts := controllers.DefaultOptions()
+	opts.Runner.SearchURL = relay.URL + search.RelayPath
 	opts.Runner.Image = runnerImage
 	// The test pages and the scripted model server are on loopback, which
 	// the runners' egress gate allows here as make dev does.
@@ -133,20 +161,25 @@ var _ = BeforeSuite(func() {
 	registry = prometheus.NewRegistry()
 	m, err := metrics.New(registry, mgr.GetClient())
 	Expect(err).NotTo(HaveOccurred())
+	apiOptions = server.Options{
+		Client:        mgr.GetClient(),
+		APIReader:     mgr.GetAPIReader(),
+		Cache:         mgr.GetCache(),
+		Authenticator: auth,
+		Logger:        ctrl.Log.WithName("http"),
+		Metrics:       m,
+		CDPSigner:     signer,
+		Search:        provider,
+	}
 	newAPIServer = func() *server.Server {
-		s, err := server.New(server.Options{
-			Client:        mgr.GetClient(),
-			APIReader:     mgr.GetAPIReader(),
-			Cache:         mgr.GetCache(),
-			Authenticator: auth,
-			Logger:        ctrl.Log.WithName("http"),
-			Metrics:       m,
-			CDPSigner:     signer,
-		})
+		s, err := server.New(apiOptions)
 		ExpectWithOffset(1, err).NotTo(HaveOccurred())
 		return s
 	}
 	apiServer = newAPIServer()
+	h, err := apiServer.RunnerHandler()
+	Expect(err).NotTo(HaveOccurred())
+	relayHandler.Store(&h)
 	api = httptest.NewServer(apiServer)
 	go func() {
 		defer GinkgoRecover()
@@ -163,6 +196,9 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if api != nil {
 		api.Close()
+	}
+	if relay != nil {
+		relay.Close()
 	}
 	if pages != nil {
 		pages.Close()

@@ -162,12 +162,14 @@ func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.Ag
 		return errFrameInCUA()
 	}
 	e, err := a.engineFor(p)
-	if err != nil {
-		return nil
+	if err == nil {
+		_, err = inFrame(ctx, e, req.FrameID)
 	}
-	if _, err := inFrame(ctx, e, req.FrameID); errors.Is(err, page.ErrNoFrame) {
+	if errors.Is(err, page.ErrNoFrame) {
 		return a.callError(agentOp, err)
 	}
+	// Any other failure of the check (no page handle, a page too busy)
+	// is the run's to meet and report.
 	return nil
 }
 

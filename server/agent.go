@@ -349,7 +349,17 @@ func agentResultOfState(st *rpc.AgentTaskState) agentResult {
 	if out.Metadata == nil {
 		out.Metadata = map[string]any{}
 	}
+	withOutput(out.Metadata, st.Result.Output)
 	return out
+}
+
+// withOutput puts the done tool's output object, when the model gave one,
+// in the result's metadata as "output": the spec's result has no field
+// for it, and metadata is the caller's free-form part.
+func withOutput(metadata map[string]any, output []byte) {
+	if len(output) > 0 && json.Valid(output) {
+		metadata["output"] = json.RawMessage(output)
+	}
 }
 
 // agentResultOf is the result the task's status holds: the latest
@@ -361,6 +371,7 @@ func agentResultOf(t *v1alpha1.AgentTask) agentResult {
 	}
 	if res := t.Status.Result; res != nil {
 		out.Success, out.Message, out.Completed = ptr.Deref(res.Success, false), res.Message, ptr.Deref(res.Completed, false)
+		withOutput(out.Metadata, []byte(res.Output))
 	}
 	for _, a := range t.Status.Actions {
 		out.Actions = append(out.Actions, rpc.AgentAction{

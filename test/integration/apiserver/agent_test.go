@@ -260,12 +260,14 @@ var _ = Describe("agentExecute", Ordered, func() {
 		before, searches := len(model.Requests()), len(brave.Requests())
 		model.Enqueue(
 			toolCall("search", map[string]any{"query": "browserfleet operator"}),
-			toolCall("done", map[string]any{"reasoning": "found its repository", "taskComplete": true}),
+			toolCall("done", map[string]any{"reasoning": "found its repository", "taskComplete": true, "output": map[string]any{"repository": "https://github.com/browserfleet/browserfleet"}}),
 		)
 		r := do(http.MethodPost, "/v1/sessions/"+id+"/agentExecute", p.Key, fmt.Sprintf(`{"agentConfig": {"model": %s}, "executeOptions": {"instruction": "find the project's repository", "maxSteps": 5, "useSearch": true}}`, modelOption()), nil)
 		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
 		res := r.Data()["result"].(map[string]any)
 		Expect(res["actions"]).To(ContainElement(And(HaveKeyWithValue("type", "search"), HaveKeyWithValue("instruction", "browserfleet operator"))))
+		// done's output object, which the spec's result has no field for.
+		Expect(res["metadata"]).To(HaveKeyWithValue("output", HaveKeyWithValue("repository", "https://github.com/browserfleet/browserfleet")))
 		Expect(brave.Requests()[searches:]).To(HaveExactElements(searchtest.Request{Query: "browserfleet operator", Count: search.DefaultResults, KeyOK: true}))
 		reqs := model.Requests()[before:]
 		Expect(reqs).To(HaveLen(2))

@@ -26,7 +26,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
+	"github.com/browserfleet/browserfleet/internal/testing/chromium"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/browserfleet/browserfleet/engine"
@@ -43,57 +44,14 @@ func crossSite() string {
 }
 
 // frameIDOf returns the DevTools id of the tab's frame whose URL ends in
-// path: from Page.getFrameTree for the tab's own frames, from the iframe
-// targets for out-of-process ones (whose id is their target id).
+// path.
 func frameIDOf(t *testing.T, ctx context.Context, path string) string {
 	t.Helper()
-	var id string
-	var walk func(ft json.RawMessage)
-	walk = func(raw json.RawMessage) {
-		var ft struct {
-			Frame struct {
-				ID  string `json:"id"`
-				URL string `json:"url"`
-			} `json:"frame"`
-			ChildFrames []json.RawMessage `json:"childFrames"`
-		}
-		if json.Unmarshal(raw, &ft) != nil {
-			return
-		}
-		if strings.HasSuffix(ft.Frame.URL, path) {
-			id = ft.Frame.ID
-		}
-		for _, c := range ft.ChildFrames {
-			walk(c)
-		}
-	}
-	err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		var r struct {
-			FrameTree json.RawMessage `json:"frameTree"`
-		}
-		if err := chromedp.FromContext(ctx).Target.Execute(ctx, "Page.getFrameTree", nil, &r); err != nil {
-			return err
-		}
-		walk(r.FrameTree)
-		return nil
-	}))
-	if err != nil {
-		t.Fatalf("Page.getFrameTree: %v", err)
-	}
-	if id != "" {
-		return id
-	}
-	targets, err := chromedp.Targets(ctx)
+	id, err := chromium.FrameID(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ti := range targets {
-		if ti.Type == "iframe" && strings.HasSuffix(ti.URL, path) {
-			return string(ti.TargetID)
-		}
-	}
-	t.Fatalf("no frame %s in the tab", path)
-	return ""
+	return id
 }
 
 // framed opens /framed and returns the engine and the ids of its frames.

@@ -64,7 +64,7 @@ func (x *Server) RunnerHandler() (http.Handler, error) {
 func (s *server) authenticateRunner(ctx context.Context, r *http.Request) (string, error) {
 	name := r.Header.Get(rpc.HeaderRunnerSession)
 	ns, n, ok := strings.Cut(name, "/")
-	got, hasToken := bearerToken(r)
+	got, hasToken := rpc.BearerToken(r)
 	if !ok || ns == "" || n == "" || !hasToken {
 		return "", search.ErrUnauthorized
 	}
@@ -87,15 +87,4 @@ func (s *server) authenticateRunner(ctx context.Context, r *http.Request) (strin
 		return "", search.ErrUnauthorized
 	}
 	return name, nil
-}
-
-// bearerToken returns the token of an "Authorization: Bearer <token>"
-// header; the scheme is case-insensitive (RFC 9110).
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, rpc.AuthorizationScheme) {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }

@@ -16,6 +16,11 @@ limitations under the License.
 
 package rpc
 
+import (
+	"net/http"
+	"strings"
+)
+
 // Paths and media types of the runner's RPC, next to the port and health and
 // CDP paths in rpc.go.
 const (
@@ -55,3 +60,14 @@ const (
 	// schemas and variables; a larger one is refused with 413.
 	MaxRequestBytes = 4 << 20
 )
+
+// BearerToken returns the token of a request's "Authorization: Bearer
+// <token>" header; the scheme is case-insensitive (RFC 9110).
+func BearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, AuthorizationScheme) {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

@@ -20,7 +20,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -33,7 +32,7 @@ import (
 func requireToken(token config.Secret, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token.Reveal()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearerToken(r)
+		got, ok := rpc.BearerToken(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", rpc.AuthorizationScheme)
 			writeError(w, rpc.Errorf(rpc.CodeUnauthorized, "missing runner token"))
@@ -47,16 +46,4 @@ func requireToken(token config.Secret, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// bearerToken returns the token of an "Authorization: Bearer <token>"
-// header; the scheme is case-insensitive (RFC 9110).
-func bearerToken(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, rpc.AuthorizationScheme) {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }

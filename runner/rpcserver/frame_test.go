@@ -23,9 +23,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
+	testchromium "github.com/browserfleet/browserfleet/internal/testing/chromium"
 
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/runner/chromium"
@@ -98,57 +97,11 @@ func (fr framedFrame) outside() []string {
 // frameIDOf is the DevTools id of b's frame whose URL ends in path.
 func frameIDOf(t *testing.T, b *chromium.Browser, path string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	type tree struct {
-		Frame struct {
-			ID  string `json:"id"`
-			URL string `json:"url"`
-		} `json:"frame"`
-		ChildFrames []json.RawMessage `json:"childFrames"`
-	}
-	var id string
-	var walk func(raw json.RawMessage)
-	walk = func(raw json.RawMessage) {
-		var ft tree
-		if json.Unmarshal(raw, &ft) != nil {
-			return
-		}
-		if strings.HasSuffix(ft.Frame.URL, path) {
-			id = ft.Frame.ID
-		}
-		for _, c := range ft.ChildFrames {
-			walk(c)
-		}
-	}
-	bctx := b.ContextFor(ctx)
-	err := chromedp.Run(bctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		var r struct {
-			FrameTree json.RawMessage `json:"frameTree"`
-		}
-		if err := chromedp.FromContext(ctx).Target.Execute(ctx, "Page.getFrameTree", nil, &r); err != nil {
-			return err
-		}
-		walk(r.FrameTree)
-		return nil
-	}))
-	if err != nil {
-		t.Fatalf("Page.getFrameTree: %v", err)
-	}
-	if id != "" {
-		return id
-	}
-	targets, err := chromedp.Targets(bctx)
+	id, err := testchromium.FrameID(b.ContextFor(context.Background()), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ti := range targets {
-		if ti.Type == "iframe" && strings.HasSuffix(ti.URL, path) {
-			return string(ti.TargetID)
-		}
-	}
-	t.Fatalf("no frame %s in the page", path)
-	return ""
+	return id
 }
 
 // waitPosted waits until the page got msg from a frame.

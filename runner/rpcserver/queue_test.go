@@ -19,8 +19,6 @@ package rpcserver
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -103,23 +101,4 @@ func TestFIFOBound(t *testing.T) {
 		t.Fatalf("the waiter within the bound: %v", err)
 	}
 	runnertest.Want(t, "full when idle", q.full(), false)
-}
-
-func TestBearerToken(t *testing.T) {
-	for header, want := range map[string]string{
-		"Bearer abc":   "abc",
-		"bearer  abc ": "abc",
-		"Basic abc":    "",
-		"Bearer":       "",
-		"":             "",
-	} {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		if header != "" {
-			r.Header.Set("Authorization", header)
-		}
-		got, ok := bearerToken(r)
-		if got != want || ok != (want != "") {
-			t.Errorf("bearerToken(%q) = %q, %v; want %q", header, got, ok, want)
-		}
-	}
 }

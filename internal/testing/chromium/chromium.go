@@ -21,8 +21,10 @@ package chromium
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/browserfleet/browserfleet/runner/config"
 
@@ -70,4 +72,57 @@ func Start(extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop con
 		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	return bctx, stop, nil
+}
+
+// FrameID returns the DevTools id of the frame whose URL ends in path, in
+// the tab of the chromedp context ctx: from Page.getFrameTree for the tab's
+// own frames, else from the iframe targets for out-of-process ones (whose
+// frame id is their target id).
+func FrameID(ctx context.Context, path string) (string, error) {
+	var id string
+	var walk func(ft json.RawMessage)
+	walk = func(raw json.RawMessage) {
+		var ft struct {
+			Frame struct {
+				ID  string `json:"id"`
+				URL string `json:"url"`
+			} `json:"frame"`
+			ChildFrames []json.RawMessage `json:"childFrames"`
+		}
+		if json.Unmarshal(raw, &ft) != nil {
+			return
+		}
+		if strings.HasSuffix(ft.Frame.URL, path) {
+			id = ft.Frame.ID
+		}
+		for _, c := range ft.ChildFrames {
+			walk(c)
+		}
+	}
+	err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var r struct {
+			FrameTree json.RawMessage `json:"frameTree"`
+		}
+		if err := chromedp.FromContext(ctx).Target.Execute(ctx, "Page.getFrameTree", nil, &r); err != nil {
+			return err
+		}
+		walk(r.FrameTree)
+		return nil
+	}))
+	if err != nil {
+		return "", fmt.Errorf("Page.getFrameTree: %w", err)
+	}
+	if id != "" {
+		return id, nil
+	}
+	targets, err := chromedp.Targets(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, ti := range targets {
+		if ti.Type == "iframe" && strings.HasSuffix(ti.URL, path) {
+			return string(ti.TargetID), nil
+		}
+	}
+	return "", fmt.Errorf("no frame %s in the tab", path)
 }

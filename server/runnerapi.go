@@ -18,8 +18,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
@@ -68,7 +66,7 @@ func (s *server) authenticateRunner(ctx context.Context, r *http.Request) (strin
 	if !ok || ns == "" || n == "" || !hasToken {
 		return "", search.ErrUnauthorized
 	}
-	if len(s.projects) > 0 && !s.projects[ns] {
+	if !s.isProject(ns) {
 		return "", search.ErrUnauthorized
 	}
 	bs := &v1alpha1.BrowserSession{}
@@ -82,8 +80,7 @@ func (s *server) authenticateRunner(ctx context.Context, r *http.Request) (strin
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", search.ErrUnauthorized, err)
 	}
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	if subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+	if !rpc.SameToken(got, want) {
 		return "", search.ErrUnauthorized
 	}
 	return name, nil

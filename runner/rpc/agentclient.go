@@ -132,8 +132,10 @@ func (c *Client) FollowAgentTask(ctx context.Context, uid string, from int, onEv
 	}
 }
 
-// do sends one request with the token and returns the response, or the
-// error of a failed round trip (transportError).
+// do sends one request with the token (and the operation's id, when ctx
+// carries one: WithActionID) and returns the response, or the error of a
+// failed round trip (transportError). Every call but Health's goes through
+// it.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, accept string) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
@@ -148,6 +150,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, accep
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
+	if id, ok := ctx.Value(actionIDKey{}).(string); ok && id != "" {
+		req.Header.Set(HeaderActionID, id)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.transportError(ctx, path, err)

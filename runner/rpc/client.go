@@ -17,7 +17,6 @@ limitations under the License.
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,15 +113,9 @@ func (c *Client) Navigate(ctx context.Context, req NavigateRequest, onLog func(L
 // Replay asks the runner for its session's history of calls. Errors are
 // as for Act.
 func (c *Client) Replay(ctx context.Context) (*replay.Replay, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint+ReplayPath, nil)
+	resp, err := c.do(ctx, http.MethodGet, ReplayPath, nil, ContentTypeJSON) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
-		return nil, fmt.Errorf("building the runner replay request: %w", err)
-	}
-	req.Header.Set("Accept", ContentTypeJSON)
-	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
-	resp, err := c.http.Do(req) //nolint:bodyclose // closeBody drains and closes it
-	if err != nil {
-		return nil, c.transportError(ctx, ReplayPath, err)
+		return nil, err
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode != http.StatusOK {
@@ -184,24 +177,13 @@ func call[T any](ctx context.Context, c *Client, path string, body any, onLog fu
 	if err != nil {
 		return nil, fmt.Errorf("encoding the runner %s request: %w", path, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+path, bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("building the runner %s request: %w", path, err)
-	}
-	req.Header.Set("Content-Type", ContentTypeJSON)
-	req.Header.Set("Authorization", AuthorizationScheme+" "+c.token)
-	if id, ok := ctx.Value(actionIDKey{}).(string); ok && id != "" {
-		req.Header.Set(HeaderActionID, id)
-	}
+	accept := ContentTypeJSON
 	if onLog != nil {
-		req.Header.Set("Accept", ContentTypeNDJSON)
-	} else {
-		req.Header.Set("Accept", ContentTypeJSON)
+		accept = ContentTypeNDJSON
 	}
-
-	resp, err := c.http.Do(req) //nolint:bodyclose // closeBody drains and closes it
+	resp, err := c.do(ctx, http.MethodPost, path, raw, accept) //nolint:bodyclose // closeBody drains and closes it
 	if err != nil {
-		return nil, c.transportError(ctx, path, err)
+		return nil, err
 	}
 	defer closeBody(resp.Body)
 

@@ -17,6 +17,8 @@ limitations under the License.
 package rpc
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"net/http"
 	"strings"
 )
@@ -70,4 +72,12 @@ func BearerToken(r *http.Request) (string, bool) {
 	}
 	token = strings.TrimSpace(token)
 	return token, token != ""
+}
+
+// SameToken reports whether a presented token is the expected one. It
+// compares SHA-256 digests in constant time, so neither the token's bytes
+// nor its length leak through timing.
+func SameToken(got, want string) bool {
+	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }

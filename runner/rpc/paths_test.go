@@ -43,3 +43,20 @@ func TestBearerToken(t *testing.T) {
 		}
 	}
 }
+
+func TestSameToken(t *testing.T) {
+	tests := []struct {
+		got, want string
+		same      bool
+	}{
+		{got: "abc", want: "abc", same: true},
+		{got: "abd", want: "abc"},
+		{got: "abcd", want: "abc"},
+		{got: "", want: "abc"},
+	}
+	for _, tt := range tests {
+		if s := rpc.SameToken(tt.got, tt.want); s != tt.same {
+			t.Errorf("SameToken(%q, %q) = %v, want %v", tt.got, tt.want, s, tt.same)
+		}
+	}
+}

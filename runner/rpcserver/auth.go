@@ -17,8 +17,6 @@ limitations under the License.
 package rpcserver
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 
 	"github.com/browserfleet/browserfleet/runner/config"
@@ -26,11 +24,9 @@ import (
 )
 
 // requireToken lets a request through only with "Authorization: Bearer
-// <token>". The comparison is of SHA-256 digests in constant time, so
-// neither the token's bytes nor its length leak through timing. A refusal
-// says only whether the token was missing or wrong.
+// <token>", compared with rpc.SameToken. A refusal says only whether the
+// token was missing or wrong.
 func requireToken(token config.Secret, next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(token.Reveal()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := rpc.BearerToken(r)
 		if !ok {
@@ -38,8 +34,7 @@ func requireToken(token config.Secret, next http.Handler) http.Handler {
 			writeError(w, rpc.Errorf(rpc.CodeUnauthorized, "missing runner token"))
 			return
 		}
-		sum := sha256.Sum256([]byte(got))
-		if subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if !rpc.SameToken(got, token.Reveal()) {
 			w.Header().Set("WWW-Authenticate", rpc.AuthorizationScheme+` error="invalid_token"`)
 			writeError(w, rpc.Errorf(rpc.CodeUnauthorized, "invalid runner token"))
 			return

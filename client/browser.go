@@ -37,6 +37,14 @@ type Browser struct {
 	drv driver
 }
 
+// newCDPBrowser connects to a browser's DevTools WebSocket endpoint (with
+// headers on the handshake) and returns a handle of the driver's kind whose
+// pages are reached through that connection. The cloud driver makes its
+// handles with it from a session's cdpUrl.
+func newCDPBrowser(ctx context.Context, wsURL string, headers map[string]string, drv driver) (*Browser, error) {
+	return nil, errUnbuilt
+}
+
 // Close ends the handle: a launched local browser is stopped and its
 // temporary profile removed; a connected one is disconnected from and left
 // running; a launched cloud browser's session is ended; a connected cloud

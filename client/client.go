@@ -170,22 +170,6 @@ func Extract[T any](ctx context.Context, c *Client, instruction string, opts *Ex
 // Metrics returns the instance's counters. Reading does not reset them.
 func (c *Client) Metrics(ctx context.Context) (Metrics, error) { return Metrics{}, errUnbuilt }
 
-// ExperimentalBatch runs a JavaScript function next to the engine, so
-// that the operations it makes avoid a round trip each. source is the
-// function's text, such as
-//
-//	async (batch, input) => {
-//		await batch.act("click the " + input.button + " button");
-//		return (await batch.extract("the order total")).data;
-//	}
-//
-// input is marshalled to JSON (nil is undefined); the function's return
-// value is decoded into result, a non-nil pointer (undefined decodes as
-// null). Experimental: it can change in patch releases.
-func (c *Client) ExperimentalBatch(ctx context.Context, source string, input, result any, opts *BatchOptions) error {
-	return errUnbuilt
-}
-
 // Instruction is what Act does: a natural-language instruction or an action
 // Observe returned.
 type Instruction struct {

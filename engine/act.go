@@ -34,6 +34,11 @@ type ActOptions struct {
 	Instruction string
 	// Action, when set, is performed directly, with no model call.
 	Action *Action
+	// Selector scopes what the model sees to one element's subtree (the
+	// element included); the action is chosen within it.
+	Selector string
+	// IgnoreSelectors leave these elements out of what the model sees.
+	IgnoreSelectors []string
 	// Variables are values the model uses by name only.
 	Variables map[string]Variable
 	// Model overrides the engine's model for this call.
@@ -60,7 +65,8 @@ type ActResult struct {
 func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 	ctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
-	call := callOptions{Model: opts.Model, Progress: opts.Progress}
+	call := callOptions{Model: opts.Model, Progress: opts.Progress,
+		scope: page.SnapshotOptions{Selector: opts.Selector, IgnoreSelectors: opts.IgnoreSelectors}}
 	if opts.Action != nil {
 		return e.actDirect(ctx, call, *opts.Action, opts.Variables)
 	}
@@ -72,7 +78,7 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 		return nil, err
 	}
 	res := &ActResult{}
-	snap, err := e.snapshot(ctx, page.SnapshotOptions{})
+	snap, err := e.snapshot(ctx, call.scope)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +194,7 @@ func (e *Engine) resolveArgs(ctx context.Context, snap *page.Snapshot, method st
 func (e *Engine) heal(ctx context.Context, model llm.Client, call callOptions, instruction string, first *actAnswer, vars map[string]Variable, res *ActResult, cause error) (Action, error) {
 	call.progress("action", "self-healing after: %s", redact(cause.Error(), vars))
 	e.log.Info("self-healing an action", "method", first.Method, "cause", redact(cause.Error(), vars))
-	snap, err := e.snapshot(ctx, page.SnapshotOptions{})
+	snap, err := e.snapshot(ctx, call.scope)
 	if err != nil {
 		return Action{}, err
 	}
@@ -205,6 +211,8 @@ func (e *Engine) heal(ctx context.Context, model llm.Client, call callOptions, i
 
 // secondStep finishes an action that only opened something (a custom
 // dropdown, a menu): the model sees what appeared and picks the next action.
+// Its snapshot is the whole page (in the engine's frame) whatever the act's
+// scope: what opened may be drawn outside the scoped element.
 func (e *Engine) secondStep(ctx context.Context, model llm.Client, call callOptions, instruction string, before *page.Snapshot, first *actAnswer, vars map[string]Variable, res *ActResult) (*Action, error) {
 	after, err := e.snapshot(ctx, page.SnapshotOptions{})
 	if err != nil {

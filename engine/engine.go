@@ -134,6 +134,8 @@ type callOptions struct {
 	Timeout time.Duration
 	// Progress receives progress lines; nil drops them.
 	Progress func(Log)
+	// scope is the act's snapshot scope (Selector, IgnoreSelectors).
+	scope page.SnapshotOptions
 }
 
 // ErrNoModel is returned when an operation needs a model and none is set.

@@ -53,19 +53,25 @@ import (
 // Environment variables this package reads itself; the exporter and the SDK
 // read the rest.
 const (
-	EnvSDKDisabled     = "OTEL_SDK_DISABLED"
-	EnvTracesExporter  = "OTEL_TRACES_EXPORTER"
-	EnvEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	EnvTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-	EnvProtocol        = "OTEL_EXPORTER_OTLP_PROTOCOL"
-	EnvTracesProtocol  = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-	EnvServiceName     = "OTEL_SERVICE_NAME"
-	EnvResourceAttrs   = "OTEL_RESOURCE_ATTRIBUTES"
-	protocolHTTPProto  = "http/protobuf"
-	tracesPath         = "/v1/traces"
-	exporterOTLP       = "otlp"
-	exporterNone       = "none"
-	sdkDisabledSetting = "true"
+	EnvSDKDisabled    = "OTEL_SDK_DISABLED"
+	EnvTracesExporter = "OTEL_TRACES_EXPORTER"
+	EnvEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+	EnvProtocol       = "OTEL_EXPORTER_OTLP_PROTOCOL"
+	EnvTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	EnvServiceName    = "OTEL_SERVICE_NAME"
+	EnvResourceAttrs  = "OTEL_RESOURCE_ATTRIBUTES"
+)
+
+// ProtocolHTTPProtobuf is the one export protocol: OTLP over HTTP with
+// protobuf bodies.
+const ProtocolHTTPProtobuf = "http/protobuf"
+
+const (
+	// tracesPath is the traces endpoint's path on a collector.
+	tracesPath   = "/v1/traces"
+	exporterOTLP = "otlp"
+	exporterNone = "none"
 )
 
 // Options say where spans go. The zero value exports as the environment
@@ -90,7 +96,7 @@ type Options struct {
 // Enabled reports whether opts and the environment turn export on, or why
 // they cannot.
 func Enabled(opts Options) (bool, error) {
-	if strings.EqualFold(strings.TrimSpace(os.Getenv(EnvSDKDisabled)), sdkDisabledSetting) {
+	if strings.EqualFold(strings.TrimSpace(os.Getenv(EnvSDKDisabled)), "true") {
 		return false, nil
 	}
 	on := opts.Endpoint != ""
@@ -114,8 +120,8 @@ func Enabled(opts Options) (bool, error) {
 		if p == "" {
 			continue
 		}
-		if p != protocolHTTPProto {
-			return false, fmt.Errorf("%s=%q is not supported: spans are exported over OTLP/HTTP only (%s, the collector's port 4318)", name, p, protocolHTTPProto)
+		if p != ProtocolHTTPProtobuf {
+			return false, fmt.Errorf("%s=%q is not supported: spans are exported over OTLP/HTTP only (%s, the collector's port 4318)", name, p, ProtocolHTTPProtobuf)
 		}
 		// The traces variable, when set, wins over the general one.
 		break

@@ -17,8 +17,8 @@ limitations under the License.
 package engine
 
 import (
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"

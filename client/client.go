@@ -332,6 +332,9 @@ func (c *Client) run(ctx context.Context, op opGroup, model string, call func(ct
 	}()
 	select {
 	case o := <-done:
+		if o.err != nil && errors.Is(context.Cause(opCtx), ErrClosed) {
+			o.err = fmt.Errorf("%s abandoned: %w", op, ErrClosed)
+		}
 		if o.err != nil {
 			c.cfg.logger.Debug("operation failed", "category", "client", "op", string(op), "err", o.err.Error())
 			return o.err

@@ -161,22 +161,18 @@ func (lo *launchOptions) setupDownloads(ctx context.Context, b *Browser, dir str
 	return nil
 }
 
-// setupPage applies the launch options a switch cannot give every page: a
-// headful window's viewport (the window's frame takes part of the window
-// size), touch, and the locale's formatting (Intl).
+// setupPage applies the launch options a switch cannot give every page:
+// the viewport (the window size the switch sets includes the window's
+// frame, headless too), touch, and the locale's formatting (Intl).
 func (lo *launchOptions) setupPage(ctx context.Context, t *chromedp.Target) error {
-	var actions []chromedp.Action
-	if !lo.headless && lo.Viewport != nil {
-		actions = append(actions, emulation.SetDeviceMetricsOverride(int64(lo.viewport.Width), int64(lo.viewport.Height), lo.DeviceScaleFactor, false))
+	actions := []chromedp.Action{
+		emulation.SetDeviceMetricsOverride(int64(lo.viewport.Width), int64(lo.viewport.Height), lo.DeviceScaleFactor, false),
 	}
 	if lo.HasTouch {
 		actions = append(actions, emulation.SetTouchEmulationEnabled(true).WithMaxTouchPoints(1))
 	}
 	if lo.Locale != "" {
 		actions = append(actions, emulation.SetLocaleOverride().WithLocale(lo.Locale))
-	}
-	if len(actions) == 0 {
-		return nil
 	}
 	return chromedp.Tasks(actions).Do(cdp.WithExecutor(ctx, t))
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,6 +52,18 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	site = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/headers":
+			// The request's headers, for the page to show.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, "<!doctype html><title>%s</title>", html.EscapeString(r.Header.Get("Accept-Language")))
+			return
+		case "/file.txt":
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Disposition", `attachment; filename="file.txt"`)
+			fmt.Fprint(w, "downloaded")
+			return
+		}
 		body, ok := pages[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -96,7 +109,7 @@ var pages = map[string]string{
   document.getElementById('root').innerHTML = '<section><p>moved</p><button id="save2">Save</button></section>';
   document.getElementById('save2').onclick = function () { window.saved = 'rebuilt' };
 }</script>`,
-	"/echo": `<!doctype html><title>Echo</title><p id="lang"></p>`,
+	"/download": `<!doctype html><title>Download</title><a href="/file.txt" download>Get the file</a>`,
 }
 
 // testCtx bounds one test.

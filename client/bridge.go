@@ -19,8 +19,8 @@ package client
 import (
 	"context"
 	"fmt"
-	"log"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"

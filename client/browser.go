@@ -633,10 +633,7 @@ func (p *Page) Close(ctx context.Context) error {
 	if err := p.b.usable(); err != nil {
 		return err
 	}
-	if err := target.CloseTarget(target.ID(p.id)).Do(p.b.browserExec(ctx)); err != nil {
-		if p.open() != nil {
-			return nil
-		}
+	if err := target.CloseTarget(target.ID(p.id)).Do(p.b.browserExec(ctx)); err != nil && p.open() == nil {
 		return fmt.Errorf("closing page %s: %w", p.id, err)
 	}
 	// The tab leaves the list when the browser says it is gone; wait for

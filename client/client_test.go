@@ -146,21 +146,29 @@ type failingClose struct {
 
 func (f *failingClose) close(context.Context) error { return f.err }
 
-func TestCancellingAbandonsACall(t *testing.T) {
+// heldAct starts an Act on a new instance whose model answer is held
+// until the test ends, and returns once the model has the request: the
+// instance, the model server, the page, and where the Act's error goes.
+func heldAct(t *testing.T, ctx context.Context) (*Client, *llmtest.Server, *Page, <-chan error) {
+	t.Helper()
 	srv, model := scripted(t)
 	p := openPage(t, nil, "/form")
 	c := newInstance(t, CreateOptions{Model: model})
 	release := make(chan struct{})
-	defer close(release)
+	t.Cleanup(func() { close(release) })
 	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, p, "button: Sign in"), "click")).WithRelease(release))
-
-	ctx, cancel := context.WithCancel(testCtx(t))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := c.Act(ctx, ActInstruction("sign in"), &ActOptions{Page: p})
 		errc <- err
 	}()
 	waitFor(t, func() bool { return len(srv.Requests()) == 1 })
+	return c, srv, p, errc
+}
+
+func TestCancellingAbandonsACall(t *testing.T) {
+	ctx, cancel := context.WithCancel(testCtx(t))
+	c, srv, p, errc := heldAct(t, ctx)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the cancelled Act returned %v, want context.Canceled", err)
@@ -183,18 +191,7 @@ func TestCancellingAbandonsACall(t *testing.T) {
 }
 
 func TestCloseAbandonsTheRunningCall(t *testing.T) {
-	srv, model := scripted(t)
-	p := openPage(t, nil, "/form")
-	c := newInstance(t, CreateOptions{Model: model})
-	release := make(chan struct{})
-	defer close(release)
-	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, p, "button: Sign in"), "click")).WithRelease(release))
-	errc := make(chan error, 1)
-	go func() {
-		_, err := c.Act(testCtx(t), ActInstruction("sign in"), &ActOptions{Page: p})
-		errc <- err
-	}()
-	waitFor(t, func() bool { return len(srv.Requests()) == 1 })
+	c, _, _, errc := heldAct(t, testCtx(t))
 	if err := c.Close(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ type LocalBrowserLaunchOptions struct {
 	UserDataDir         string
 	PreserveUserDataDir bool
 	// Viewport is the pages' size; nil is 1288x711.
-	Viewport          *Viewport
+	Viewport *Viewport
 	// DeviceScaleFactor is how many device pixels a CSS pixel takes;
 	// zero is the display's.
 	DeviceScaleFactor float64
@@ -113,7 +113,6 @@ type LocalBrowserConnectOptions struct {
 	// ConnectTimeout bounds the connection; zero is 30 s.
 	ConnectTimeout time.Duration
 }
-
 
 // LaunchLocalBrowser starts Chromium on this machine and returns its handle.
 // ctx and ConnectTimeout bound the start; the browser runs until the

@@ -38,6 +38,9 @@ type schemaItem struct {
 	local int
 }
 
+// An unexported field is no part of the schema.
+var _ = schemaItem{local: 1}
+
 type schemaPage struct {
 	Items []schemaItem `json:"items"`
 	Total int          `json:"total"`

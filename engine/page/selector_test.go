@@ -54,17 +54,7 @@ func TestCaptureScopeAndIgnoreNth(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := tb.capture(tc.opts)
-			for _, p := range tc.want {
-				if !hasLine(s, p) {
-					t.Errorf("missing %q in:\n%s", p, s.Tree)
-				}
-			}
-			for _, p := range tc.dontWant {
-				if hasLine(s, p) {
-					t.Errorf("unexpected %q in:\n%s", p, s.Tree)
-				}
-			}
+			checkLines(t, tb.capture(tc.opts), tc.want, tc.dontWant)
 		})
 	}
 

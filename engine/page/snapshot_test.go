@@ -207,16 +207,7 @@ func TestCaptureScopeAndIgnore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tb.capture(tc.opts)
-			for _, p := range tc.want {
-				if !hasLine(s, p) {
-					t.Errorf("missing %q in:\n%s", p, s.Tree)
-				}
-			}
-			for _, p := range tc.dontWant {
-				if hasLine(s, p) {
-					t.Errorf("unexpected %q in:\n%s", p, s.Tree)
-				}
-			}
+			checkLines(t, s, tc.want, tc.dontWant)
 			for id := range s.XPaths {
 				if !strings.Contains(s.Tree, "["+id+"]") {
 					t.Errorf("xpath map has %s, which the tree does not show", id)
@@ -231,6 +222,22 @@ func TestCaptureScopeAndIgnore(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// checkLines checks that the snapshot has a line matching each pattern of
+// want and none matching one of dontWant.
+func checkLines(t *testing.T, s *Snapshot, want, dontWant []string) {
+	t.Helper()
+	for _, p := range want {
+		if !hasLine(s, p) {
+			t.Errorf("missing %q in:\n%s", p, s.Tree)
+		}
+	}
+	for _, p := range dontWant {
+		if hasLine(s, p) {
+			t.Errorf("unexpected %q in:\n%s", p, s.Tree)
+		}
+	}
 }
 
 func TestCaptureShadowDOM(t *testing.T) {

@@ -121,7 +121,10 @@ func newCDPBrowser(ctx context.Context, wsURL string, headers map[string]string,
 	b.allocCancel, b.ctx, b.cancel = allocCancel, bctx, cancel
 	stop := context.AfterFunc(ctx, cancel)
 	err := b.connect(ctx)
-	stop()
+	if !stop() && err == nil {
+		// ctx ended as the connection was made, and closed it.
+		err = context.Cause(ctx)
+	}
 	if err != nil {
 		b.disconnect()
 		if ctx.Err() != nil {

@@ -108,7 +108,8 @@ func newCDPBrowser(ctx context.Context, wsURL string, headers map[string]string,
 	}
 	timeout := DefaultConnectTimeout
 	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
+		// chromedp takes a zero or negative timeout for none.
+		timeout = max(time.Until(d), time.Millisecond)
 	}
 	// The connection outlives ctx, which bounds the connecting only.
 	allocCtx, allocCancel := chromedp.NewRemoteAllocator(context.Background(), dial, chromedp.NoModifyURL)

@@ -22,42 +22,12 @@ import (
 )
 
 // The nth suffix picks one match wherever a selector is resolved: the
-// snapshot's scope and ignore selectors and Query (actions and the drop
-// target of dragAndDrop).
+// snapshot's scope and ignore selectors (TestCaptureScopeAndIgnore) and
+// Query (actions and the drop target of dragAndDrop); text= is refused.
 
-func TestCaptureScopeAndIgnoreNth(t *testing.T) {
+func TestCaptureSelectorErrors(t *testing.T) {
 	tb := newTab(t)
 	tb.open("/content")
-	for _, tc := range []struct {
-		name     string
-		opts     SnapshotOptions
-		want     []string
-		dontWant []string
-	}{
-		{
-			name:     "scope to the second paragraph",
-			opts:     SnapshotOptions{Selector: "main p >> nth=1"},
-			want:     []string{`Second para`},
-			dontWant: []string{`First para`, `heading: Welcome`},
-		},
-		{
-			name:     "scope to the first of an xpath's matches",
-			opts:     SnapshotOptions{Selector: "xpath=//main//p >> nth=0"},
-			want:     []string{`First para`},
-			dontWant: []string{`Second para`},
-		},
-		{
-			name:     "ignore only the second list item",
-			opts:     SnapshotOptions{Selector: "main", IgnoreSelectors: []string{"li >> nth=1"}},
-			want:     []string{`^link: External$`},
-			dontWant: []string{`^link: Up one$`},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			checkLines(t, tb.capture(tc.opts), tc.want, tc.dontWant)
-		})
-	}
-
 	t.Run("an nth past the matches matches nothing", func(t *testing.T) {
 		_, err := tb.p.Capture(tb.testCtx(), SnapshotOptions{Selector: "main p >> nth=2"})
 		if !errors.Is(err, ErrNotFound) {

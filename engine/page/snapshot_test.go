@@ -204,6 +204,25 @@ func TestCaptureScopeAndIgnore(t *testing.T) {
 			want:     []string{`^heading: Welcome$`},
 			dontWant: []string{`^list$`, `^link: External$`, `^link: Home$`},
 		},
+		// The nth suffix picks one match.
+		{
+			name:     "scope to the second paragraph",
+			opts:     SnapshotOptions{Selector: "main p >> nth=1"},
+			want:     []string{`Second para`},
+			dontWant: []string{`First para`, `heading: Welcome`},
+		},
+		{
+			name:     "scope to the first of an xpath's matches",
+			opts:     SnapshotOptions{Selector: "xpath=//main//p >> nth=0"},
+			want:     []string{`First para`},
+			dontWant: []string{`Second para`},
+		},
+		{
+			name:     "ignore only the second list item",
+			opts:     SnapshotOptions{Selector: "main", IgnoreSelectors: []string{"li >> nth=1"}},
+			want:     []string{`^link: External$`},
+			dontWant: []string{`^link: Up one$`},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tb.capture(tc.opts)

@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/internal/testing/otlptest"
 )
 
@@ -319,5 +322,85 @@ func TestTelemetryRefusesBadEndpoint(t *testing.T) {
 	_, _, err = newTracer(context.Background(), &TelemetryConfig{})
 	if !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("newTracer() with OTEL_EXPORTER_OTLP_PROTOCOL=grpc: error = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestLocalHandleSpans: an instance of a local handle (real Chromium,
+// scripted model) exports one span per operation to the OTLP endpoint by
+// the time Close returns: an act with its model, usage and action id, and
+// a failed observe whose status is the error's message, which carries
+// neither the model key the provider echoed nor a variable's value.
+func TestLocalHandleSpans(t *testing.T) {
+	clearOTelEnv(t)
+	rcv := otlptest.NewReceiver(t)
+	srv, model := scripted(t)
+	ctx := testCtx(t)
+	p := openPage(t, nil, "/list")
+	c, err := Create(ctx, CreateOptions{
+		Browser:   shared,
+		Model:     model,
+		Logging:   &LoggingConfig{Level: LogLevelOff},
+		Telemetry: &TelemetryConfig{Endpoint: rcv.TracesURL(), ServiceName: "shop-bot"},
+	})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	defer func() { _ = c.Close(context.Background()) }()
+
+	const secret = "hunter2-card-number"
+	srv.Enqueue(
+		llmtest.JSON(actAnswer(idOf(t, p, "button: Buy 2"), "click")).WithUsage(100, 20).WithReasoningTokens(5),
+		llmtest.Status(http.StatusUnauthorized).WithMessage("Incorrect API key provided: "+model.APIKey),
+	)
+	res, err := c.Act(ctx, ActInstruction("buy the second item"), &ActOptions{Page: p, Variables: Variables{"card": {Value: secret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	instruction := "the buy buttons"
+	if _, err := c.Observe(ctx, &instruction, &ObserveOptions{Page: p, Variables: Variables{"card": {Value: secret}}}); err == nil {
+		t.Fatal("observe succeeded; the model answered 401")
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	type seen struct {
+		Name, Kind, Service, Status string
+		Attributes                  map[string]any
+	}
+	var got []seen
+	for _, s := range rcv.Spans() {
+		got = append(got, seen{Name: s.Name, Kind: s.Kind, Service: s.Service, Status: s.StatusCode, Attributes: s.Attributes})
+		for k, v := range s.Attributes {
+			if str, ok := v.(string); ok && (strings.Contains(str, secret) || strings.Contains(str, model.APIKey)) {
+				t.Errorf("attribute %s of %s holds a secret: %q", k, s.Name, str)
+			}
+		}
+		if s.Name == "browserfleet.observe" && !strings.Contains(s.StatusMessage, "HTTP 401 Unauthorized") {
+			t.Errorf("the failed observe's status says %q, not the model's refusal", s.StatusMessage)
+		}
+		if strings.Contains(s.StatusMessage, secret) || strings.Contains(s.StatusMessage, model.APIKey) {
+			t.Errorf("the status of %s holds a secret: %q", s.Name, s.StatusMessage)
+		}
+	}
+	want := []seen{
+		{Name: "browserfleet.act", Kind: "client", Service: "shop-bot", Status: "unset", Attributes: map[string]any{
+			"gen_ai.request.model":                   "openai/gpt-4.1-mini",
+			"gen_ai.provider.name":                   "openai",
+			"gen_ai.usage.input_tokens":              int64(100),
+			"gen_ai.usage.output_tokens":             int64(20),
+			"browserfleet.usage.reasoning_tokens":    int64(5),
+			"browserfleet.usage.cached_input_tokens": int64(0),
+			"browserfleet.usage.inference_time_ms":   res.Metadata.Usage.InferenceTimeMs,
+			"browserfleet.cache.status":              "DISABLED",
+			"browserfleet.action_id":                 res.Metadata.ActionID,
+		}},
+		{Name: "browserfleet.observe", Kind: "client", Service: "shop-bot", Status: "error", Attributes: map[string]any{
+			"gen_ai.request.model": "openai/gpt-4.1-mini",
+			"gen_ai.provider.name": "openai",
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("exported spans (-want +got):\n%s", diff)
 	}
 }

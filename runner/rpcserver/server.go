@@ -237,6 +237,9 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 	case req.Input.Action != nil && req.Input.Action.Selector == "":
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "input.selector is required for an action"))
 		return
+	case req.Options.Problem() != "":
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", req.Options.Problem()))
+		return
 	}
 	s.operate(w, r, "act", actParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		res, usage, err := s.ops.Act(ctx, p, req, progress)
@@ -252,6 +255,10 @@ func (s *Server) serveObserve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	if msg := req.Options.Problem(); msg != "" {
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
+		return
+	}
 	s.operate(w, r, "observe", observeParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		actions, usage, err := s.ops.Observe(ctx, p, req, progress)
 		if actions == nil {
@@ -264,6 +271,10 @@ func (s *Server) serveObserve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 	var req rpc.ExtractRequest
 	if !decode(w, r, &req) {
+		return
+	}
+	if msg := req.Options.Problem(); msg != "" {
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
 		return
 	}
 	if len(req.Schema) > 0 && string(req.Schema) != "null" {

@@ -33,8 +33,9 @@ import (
 
 // The runner records every operation it serves (act, observe, extract,
 // navigate), failures included, in its session's history (runner/replay):
-// in memory, bounded, redacted. Only a call whose caller went away before
-// its outcome is left out: it has none. GET rpc.ReplayPath answers the
+// in memory, bounded, redacted. A call whose caller went away is recorded
+// as failed with CANCELED, with the usage it spent: what a caller sees in
+// the replay when it abandoned a call. GET rpc.ReplayPath answers the
 // history; when the runner stops, the summary of it goes to its
 // termination message (Run).
 
@@ -52,9 +53,6 @@ func actionID(r *http.Request) string {
 
 // record adds an operation's outcome to the history.
 func (s *Server) record(r *http.Request, op string, params any, started time.Time, result any, usage rpc.Usage, failure *rpc.Error) {
-	if failure != nil && failure.Code == rpc.CodeCanceled {
-		return
-	}
 	e := replay.Entry{
 		ActionID: actionID(r),
 		Method:   op,

@@ -125,7 +125,10 @@ func (a *attachedTab) abandon(done <-chan error, cause error) {
 		t := time.NewTimer(attachGrace)
 		defer t.Stop()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil {
+				a.b.log.Debug("an abandoned attach failed", "target", a.id, "err", err)
+			}
 			a.release(cause)
 		case <-t.C:
 			a.once.Do(func() { a.stop(cause) })

@@ -292,3 +292,13 @@ func (d *cloudDriver) close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SessionID is the id of a cloud handle's session on the service: what
+// ConnectCloudBrowser takes elsewhere, and what the service's replay and
+// session endpoints name. It is "" for a local handle.
+func (b *Browser) SessionID() string {
+	if d, ok := b.drv.(*cloudDriver); ok {
+		return d.sessionID
+	}
+	return ""
+}

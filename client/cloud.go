@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Environment variables the cloud handles read when their options leave
@@ -235,6 +236,10 @@ func ConnectCloudBrowser(ctx context.Context, opts CloudBrowserConnectOptions) (
 	return connectSession(ctx, &cloudDriver{api: api, sessionID: opts.SessionID}, view.CDPURL)
 }
 
+// maxCloudSystemPrompt is the service's bound of a call's systemPrompt, in
+// characters.
+const maxCloudSystemPrompt = 32768
+
 // endTimeout bounds ending a session on the way out of a failed launch.
 const endTimeout = 30 * time.Second
 
@@ -267,8 +272,14 @@ var _ driver = (*cloudDriver)(nil)
 // otherwise. Generate is refused: the engine runs in the session's runner,
 // which cannot call back into this process.
 func (d *cloudDriver) open(_ context.Context, cfg *instanceConfig) (runtime, error) {
+	const f = "CreateOptions."
 	if cfg.generate != nil {
-		return nil, invalid("Generate", "a cloud handle's engine runs in the session's runner, which cannot call back into this process; give Model instead")
+		return nil, invalid(f+"Generate", "a cloud handle's engine runs in the session's runner, which cannot call back into this process; give Model instead")
+	}
+	if n := utf8.RuneCountInString(cfg.systemPrompt); n > maxCloudSystemPrompt {
+		// The service bounds a call's systemPrompt as a session's: better
+		// refused now than on every call.
+		return nil, invalid(f+"SystemPrompt", "is %d characters; a cloud handle's service takes at most %d", n, maxCloudSystemPrompt)
 	}
 	api := d.api
 	if cfg.apiKey != "" || cfg.apiURL != "" {

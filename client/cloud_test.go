@@ -45,8 +45,8 @@ const (
 	testAction  = "0b8e6f2c-5d1a-4c1e-9a43-3b2f8d7e6a12"
 )
 
-// seen is one request the fake service got.
-type seen struct {
+// svcRequest is one request the fake service got.
+type svcRequest struct {
 	method, path string
 	header       http.Header
 	body         map[string]any
@@ -60,7 +60,7 @@ type fakeService struct {
 	srv *httptest.Server
 
 	mu   sync.Mutex
-	seen []seen
+	seen []svcRequest
 	// raw, when set, serves the requests instead, unchecked: a proxy's
 	// answer, a service that hangs.
 	raw http.HandlerFunc
@@ -139,7 +139,7 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(raw, &body)
 	}
 	f.mu.Lock()
-	f.seen = append(f.seen, seen{r.Method, r.URL.Path, r.Header.Clone(), body})
+	f.seen = append(f.seen, svcRequest{r.Method, r.URL.Path, r.Header.Clone(), body})
 	f.mu.Unlock()
 	out := cannedAnswer(pattern)
 	if err := f.v.ValidateResponse(r.Method, pattern, http.StatusOK, "application/json", []byte(out)); err != nil {
@@ -149,13 +149,13 @@ func (f *fakeService) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, out)
 }
 
-func (f *fakeService) requests() []seen {
+func (f *fakeService) requests() []svcRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]seen(nil), f.seen...)
+	return append([]svcRequest(nil), f.seen...)
 }
 
-func (f *fakeService) last() seen {
+func (f *fakeService) last() svcRequest {
 	f.t.Helper()
 	s := f.requests()
 	if len(s) == 0 {
@@ -523,6 +523,10 @@ func TestCloudDriver(t *testing.T) {
 	}
 	if _, err := (&cloudDriver{api: api}).open(context.Background(), &instanceConfig{apiURL: "https://x.example/v1"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("open with a bad APIURL: %v", err)
+	}
+	long := &instanceConfig{systemPrompt: strings.Repeat("é", maxCloudSystemPrompt+1)}
+	if _, err := (&cloudDriver{api: api}).open(context.Background(), long); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "SystemPrompt") {
+		t.Errorf("open with a prompt over the service's bound: %v", err)
 	}
 
 	// A connected session is only let go; a launched one is ended.

@@ -49,9 +49,8 @@ var _ = Describe("A cloud handle's lifecycle", Ordered, func() {
 		_, err = client.Create(ctx, client.CreateOptions{Browser: b})
 		Expect(err).To(MatchError(client.ErrBrowserInUse))
 
-		first := c.Close(ctx)
-		Expect(first).NotTo(HaveOccurred())
-		Expect(c.Close(ctx)).To(Equal(first), "a later Close returns the first result")
+		Expect(c.Close(ctx)).To(Succeed())
+		Expect(c.Close(ctx)).To(Succeed(), "a later Close returns the first result")
 		Expect(c.Initialized()).To(BeFalse())
 		_, err = c.Act(ctx, client.ActInstruction("click"), nil)
 		Expect(err).To(MatchError(client.ErrClosed))
@@ -90,9 +89,8 @@ var _ = Describe("A cloud handle's lifecycle", Ordered, func() {
 	})
 
 	It("ends a launched session at Close, and is closed for instances then", func(ctx SpecContext) {
-		first := b.Close(ctx)
-		Expect(first).NotTo(HaveOccurred())
-		Expect(b.Close(ctx)).To(Equal(first))
+		Expect(b.Close(ctx)).To(Succeed())
+		Expect(b.Close(ctx)).To(Succeed(), "a later Close returns the first result")
 		Eventually(func() string { return sessionPhase(b.SessionID()) }).Should(BeElementOf("Ending", "Ended"))
 		_, err := client.Create(ctx, client.CreateOptions{Browser: b})
 		Expect(err).To(MatchError(client.ErrBrowserClosed))
@@ -144,8 +142,8 @@ var _ = Describe("A cloud instance's operations", Ordered, func() {
 		Expect(m).To(Equal(client.Metrics{}), "counters start at zero")
 		text := pageText(b, form)
 
-		model.Enqueue(observeAnswer(elementID(text, "link: See the catalogue"), "click", "the catalogue link").WithUsage(900, 40))
-		obs, err := c.Observe(ctx, ptrTo("find the link to the catalogue"), nil)
+		model.Enqueue(observeAnswer(elementID(text, "button: Sign up"), "click", "the sign-up button").WithUsage(900, 40))
+		obs, err := c.Observe(ctx, ptrTo("find the sign-up button"), nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(obs.Data).To(ConsistOf(HaveField("Selector", HavePrefix("xpath="))))
 		Expect(obs.Metadata.Cache.Status).To(Equal(client.CacheStatusDISABLED))
@@ -164,7 +162,7 @@ var _ = Describe("A cloud instance's operations", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ext.Data).To(Equal(heading{Heading: "Sign up"}))
 		Expect(ext.Metadata.Usage.InputTokens).To(BeEquivalentTo(700))
-		Expect(lastRequest().Text).To(ContainSubstring("heading"), "the model was given the schema derived from T")
+		Expect(string(lastRequest().Body)).To(ContainSubstring("the page's main heading"), "the model was given the schema derived from T")
 
 		// An observed action runs with no model call: zero usage, and the
 		// counters stay.
@@ -257,8 +255,9 @@ var _ = Describe("A cloud instance's operations", Ordered, func() {
 
 	It("scopes to locators, leaves out ignored ones, and refuses text= for snapshot scoping (scripted model)", func(ctx SpecContext) {
 		model.Enqueue(llmtest.JSON(`{"elements": []}`))
-		_, err := c.Observe(ctx, ptrTo("anything"), &client.ObserveOptions{Locator: form.Locator("#signup")})
+		obs, err := c.Observe(ctx, ptrTo("anything"), &client.ObserveOptions{Locator: form.Locator("#signup")})
 		Expect(err).NotTo(HaveOccurred())
+		Expect(obs.Metadata.Cache.Status).To(Equal(client.CacheStatusDISABLED), "a scoped call bypasses the cache")
 		Expect(lastRequest().Text).To(ContainSubstring("textbox: Email"))
 		Expect(lastRequest().Text).NotTo(ContainSubstring("See the catalogue"))
 
@@ -324,13 +323,24 @@ var _ = Describe("A cloud instance's settings", func() {
 		c, b := newCloudInstance(client.CreateOptions{SystemPrompt: "Answer as a careful tester.", SelfHeal: true, DOMSettleTimeoutMs: 2500})
 		form, err := b.Context().NewPage(ctx, pageURL("form.html"))
 		Expect(err).NotTo(HaveOccurred())
-		model.Enqueue(actAnswer(elementID(pageText(b, form), "textbox: Email"), "fill", "a@example.com"))
+		text := pageText(b, form)
+		model.Enqueue(actAnswer(elementID(text, "textbox: Email"), "fill", "a@example.com"))
 		act, err := c.Act(ctx, client.ActInstruction("fill the email"), nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(lastRequest().Text).To(ContainSubstring("Answer as a careful tester."))
 		params := replayOf(b.SessionID())[act.Metadata.ActionID]["parameters"]
 		Expect(params).To(HaveKeyWithValue("selfHeal", true))
 		Expect(params).To(HaveKeyWithValue("domSettleTimeoutMs", BeEquivalentTo(2500)))
+
+		// SelfHeal: an action whose selector no longer resolves is
+		// inferred again from its description, and done.
+		model.Enqueue(actAnswer(elementID(text, "button: Sign up"), "click").WithUsage(50, 5))
+		act, err = c.Act(ctx, client.ObservedAction(client.Action{
+			Selector: "xpath=/html/body/form/button[7]", Description: "the sign-up button", Method: "click"}), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(act.Data.Success).To(BeTrue(), act.Data.Message)
+		Expect(act.Metadata.Usage.InputTokens).To(BeEquivalentTo(50), "the healing call's usage")
+		Expect(pageText(b, form)).To(ContainSubstring("signed up"))
 	})
 })
 

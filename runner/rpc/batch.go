@@ -35,6 +35,8 @@ const (
 	MaxBatchTimeout = 10 * time.Minute
 	// MaxBatchStackBytes bounds the script stack an error carries.
 	MaxBatchStackBytes = 16 << 10
+	// MaxBatchPageIDs bounds BatchRequest.PageIDs.
+	MaxBatchPageIDs = 100
 )
 
 // Codes of a batch's failures.
@@ -65,6 +67,10 @@ type BatchRequest struct {
 	// ActivePageID is the active page at the start, the target of the
 	// operations that name no page; empty is the runner's own tab.
 	ActivePageID string `json:"activePageId,omitempty"`
+	// PageIDs are the caller's pages, oldest first: the order the
+	// script's context.pages() keeps (DevTools lists tabs in no order).
+	// Pages it leaves out come after, the runner's own tab first.
+	PageIDs []string `json:"pageIds,omitempty"`
 	// Timeout is the batch's deadline in milliseconds; absent or zero is
 	// 30000, at most MaxBatchTimeout.
 	Timeout *float64 `json:"timeout,omitempty"`

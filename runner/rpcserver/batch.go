@@ -22,6 +22,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,6 +107,9 @@ func batchCall(req *rpc.BatchRequest, opts BatchOptions) (batch.Call, *rpc.Error
 		}
 		call.Timeout = time.Duration(*t * float64(time.Millisecond))
 	}
+	if len(req.PageIDs) > rpc.MaxBatchPageIDs {
+		return call, rpc.Errorf(rpc.CodeBadRequest, "pageIds: at most %d pages", rpc.MaxBatchPageIDs)
+	}
 	if len(req.Metrics) > 0 {
 		raw, err := json.Marshal(req.Metrics)
 		if err == nil {
@@ -125,12 +129,12 @@ func batchCall(req *rpc.BatchRequest, opts BatchOptions) (batch.Call, *rpc.Error
 	return call, nil
 }
 
-// batchKnownPages starts the order of context.pages(): the runner's own
-// tab, then the pages the request names.
+// batchKnownPages starts the order of context.pages(): the caller's
+// pages, then the runner's own tab and the pages the request names.
 func batchKnownPages(req *rpc.BatchRequest, p *chromium.Tab) []string {
-	known := []string{string(p.TargetID())}
-	for _, id := range []string{req.PageID, req.ActivePageID} {
-		if id != "" && id != known[0] {
+	var known []string
+	for _, id := range append(slices.Clone(req.PageIDs), string(p.TargetID()), req.PageID, req.ActivePageID) {
+		if id != "" && !slices.Contains(known, id) {
 			known = append(known, id)
 		}
 	}

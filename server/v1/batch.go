@@ -55,6 +55,7 @@ func DecodeBatch(body []byte) (*rpc.BatchRequest, *ValidationError) {
 		ActivePageID: deref(w.ActivePageID),
 		Timeout:      w.Timeout,
 		Model:        w.Model.config(),
+		PageIDs:      w.PageIDs,
 		Metrics:      w.Metrics,
 	}
 	if len(w.Source) > maxBatchSourceBytes {
@@ -83,6 +84,7 @@ type batchWire struct {
 	Input        jsontext.Value     `json:"input"`
 	PageID       *string            `json:"pageId"`
 	ActivePageID *string            `json:"activePageId"`
+	PageIDs      []string           `json:"pageIds"`
 	Timeout      *float64           `json:"timeout"`
 	Model        *modelWire         `json:"model"`
 	Metrics      map[string]float64 `json:"metrics"`

@@ -38,8 +38,8 @@ func TestDecodeBatch(t *testing.T) {
 		{"input compacted", `{"source":"() => 1","input":{ "a" : [1, 2] }}`, rpc.BatchRequest{Source: "() => 1", Input: json.RawMessage(`{"a":[1,2]}`)}},
 		{
 			"everything",
-			`{"source":"s","input":"x","pageId":"P","activePageId":"A","timeout":5000,"model":"openai/gpt-4.1-mini","metrics":{"actPromptTokens":3},"unknown":true}`,
-			rpc.BatchRequest{Source: "s", Input: json.RawMessage(`"x"`), PageID: "P", ActivePageID: "A", Timeout: ms(5000),
+			`{"source":"s","input":"x","pageId":"P","activePageId":"A","pageIds":["A","P"],"timeout":5000,"model":"openai/gpt-4.1-mini","metrics":{"actPromptTokens":3},"unknown":true}`,
+			rpc.BatchRequest{Source: "s", Input: json.RawMessage(`"x"`), PageID: "P", ActivePageID: "A", PageIDs: []string{"A", "P"}, Timeout: ms(5000),
 				Model: &rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini"}, Metrics: map[string]float64{"actPromptTokens": 3}},
 		},
 		{"model object with a key", `{"source":"s","model":{"modelName":"openai/x","apiKey":"k"}}`,
@@ -70,6 +70,7 @@ func TestDecodeBatchIssues(t *testing.T) {
 		{"negative timeout", `{"source":"s","timeout":-1}`, []Issue{{"timeout", "must be at least 0"}}},
 		{"unknown counter", `{"source":"s","metrics":{"bogus":1}}`, []Issue{{"metrics.bogus", "unknown field"}}},
 		{"bad model", `{"source":"s","model":"gpt"}`, []Issue{{"model", modelPrefixMessage}}},
+		{"empty page id", `{"source":"s","pageIds":[""]}`, []Issue{{"pageIds[0]", "must not be empty"}}},
 	}
 	runIssueCases(t, DecodeBatch, tests)
 }

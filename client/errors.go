@@ -34,6 +34,11 @@ var (
 	ErrClosed = errors.New("the instance is closed")
 	// ErrNoBrowser is Create's error when CreateOptions.Browser is nil.
 	ErrNoBrowser = errors.New("CreateOptions.Browser is required")
+	// ErrNoModel is the error of an operation that needs a model when
+	// neither the instance (CreateOptions.Model or Generate) nor the call
+	// (its Model option) names one. The service's model gateway, which
+	// picks one, is not built yet.
+	ErrNoModel = errors.New("no model is set for the instance or the call")
 	// ErrInvalidArgument marks a call that cannot run as given; the
 	// message names the field.
 	ErrInvalidArgument = errors.New("invalid argument")

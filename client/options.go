@@ -135,6 +135,9 @@ type GenerateResult struct {
 type Caching struct {
 	enabled   bool
 	threshold int
+	// thresholdSet marks CacheWithThreshold, whose threshold must be
+	// positive.
+	thresholdSet bool
 }
 
 // CacheEnabled turns the server-side cache on or off.
@@ -144,7 +147,7 @@ func CacheEnabled(enabled bool) *Caching { return &Caching{enabled: enabled} }
 // number of identical results required before a hit is served. It must be
 // positive; an operation given another value fails naming the field.
 func CacheWithThreshold(threshold int) *Caching {
-	return &Caching{enabled: true, threshold: threshold}
+	return &Caching{enabled: true, threshold: threshold, thresholdSet: true}
 }
 
 // Enabled reports whether the setting turns the cache on.

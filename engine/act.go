@@ -67,6 +67,9 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 	defer cancel()
 	call := callOptions{Model: opts.Model, Progress: opts.Progress,
 		scope: page.SnapshotOptions{Selector: opts.Selector, IgnoreSelectors: opts.IgnoreSelectors}}
+	if err := checkScope(opts.Selector, opts.IgnoreSelectors); err != nil {
+		return nil, err
+	}
 	if opts.Action != nil {
 		return e.actDirect(ctx, call, *opts.Action, opts.Variables)
 	}
@@ -261,6 +264,9 @@ func newLines(before, after string) string {
 func (e *Engine) actDirect(ctx context.Context, call callOptions, a Action, vars map[string]Variable) (*ActResult, error) {
 	if a.Selector == "" || a.Method == "" {
 		return nil, fmt.Errorf("%w: an action needs a selector and a method", ErrInvalidArgument)
+	}
+	if err := checkSelector(a.Selector); err != nil {
+		return nil, err
 	}
 	res := &ActResult{ActionDescription: a.Description}
 	if err := e.settle(ctx); err != nil {

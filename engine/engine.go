@@ -144,6 +144,31 @@ var ErrNoModel = errors.New("no model is configured for this session or call")
 // ErrInvalidArgument marks a call that cannot run as given.
 var ErrInvalidArgument = errors.New("invalid argument")
 
+// checkSelector refuses a selector the page cannot resolve (a "text="
+// selector, a malformed " >> nth=" suffix) before any work, as a call that
+// cannot run as given.
+func checkSelector(sel string) error {
+	if err := page.CheckSelector(sel); err != nil {
+		return fmt.Errorf("%w: selector %q: %w", ErrInvalidArgument, sel, err)
+	}
+	return nil
+}
+
+// checkScope checks a call's scope and ignore selectors.
+func checkScope(scope string, ignore []string) error {
+	if scope != "" {
+		if err := checkSelector(scope); err != nil {
+			return err
+		}
+	}
+	for _, sel := range ignore {
+		if err := checkSelector(sel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (e *Engine) model(o callOptions) (llm.Client, error) {
 	if o.Model != nil {
 		return o.Model, nil
@@ -191,11 +216,16 @@ func (e *Engine) snapshot(ctx context.Context, opts page.SnapshotOptions) (*page
 	return snap, nil
 }
 
-// ask calls the model with a schema and decodes its answer into out.
-func (e *Engine) ask(ctx context.Context, model llm.Client, system, user, name string, schema map[string]any, out any) (llm.Usage, error) {
+// ask calls the model with a schema and decodes its answer into out. The
+// user message is user's text, then images (PNG), if any.
+func (e *Engine) ask(ctx context.Context, model llm.Client, system, user, name string, schema map[string]any, out any, images ...[]byte) (llm.Usage, error) {
+	parts := []llm.Part{llm.TextPart(user)}
+	for _, img := range images {
+		parts = append(parts, llm.ImagePart(img))
+	}
 	resp, err := model.Generate(ctx, llm.Request{
 		System:   systemPrompt(system, e.opts.SystemPrompt),
-		Messages: []llm.Message{llm.UserMessage(llm.TextPart(user))},
+		Messages: []llm.Message{llm.UserMessage(parts...)},
 		Schema:   &llm.Schema{Name: name, JSON: schema, Strict: true},
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -179,5 +180,32 @@ func TestNewLines(t *testing.T) {
 	want := "[0-1] combobox: Size (expanded)\n  [0-5] option: Small\n  [0-6] option: Large"
 	if diff := cmp.Diff(want, newLines(before, after)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	for _, tc := range []struct {
+		name       string
+		schema     json.RawMessage
+		doc        string
+		ok         bool
+		invalidArg bool
+	}{
+		{name: "valid", schema: schema, doc: `{"n": 2}`, ok: true},
+		{name: "wrong type", schema: schema, doc: `{"n": "2"}`},
+		{name: "missing field", schema: schema, doc: `{}`},
+		{name: "not JSON", schema: schema, doc: `{n`},
+		{name: "bad schema", schema: json.RawMessage(`{"type": 12}`), doc: `{}`, invalidArg: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateJSON(tc.schema, json.RawMessage(tc.doc))
+			if (err == nil) != tc.ok {
+				t.Errorf("ValidateJSON = %v, want valid=%v", err, tc.ok)
+			}
+			if errors.Is(err, ErrInvalidArgument) != tc.invalidArg {
+				t.Errorf("ValidateJSON = %v, want ErrInvalidArgument=%v", err, tc.invalidArg)
+			}
+		})
 	}
 }

@@ -39,10 +39,19 @@ type ExtractOptions struct {
 	Selector string
 	// IgnoreSelectors leave these elements out of the snapshot.
 	IgnoreSelectors []string
-	Model           llm.Client
-	Timeout         time.Duration
-	Progress        func(Log)
+	// Screenshot shows the model a screenshot of the tab's viewport
+	// besides the snapshot's text, at most ScreenshotMaxSize pixels a
+	// side.
+	Screenshot bool
+	Model      llm.Client
+	Timeout    time.Duration
+	Progress   func(Log)
 }
+
+// ScreenshotMaxSize bounds the sides of the screenshot an extract shows
+// the model, in pixels; a larger viewport is scaled down. Providers scale
+// larger images down themselves, at the caller's cost in tokens.
+const ScreenshotMaxSize = 1280
 
 // ExtractResult is the extracted document.
 type ExtractResult struct {
@@ -62,6 +71,9 @@ func (e *Engine) Extract(ctx context.Context, opts ExtractOptions) (*ExtractResu
 	defer cancel()
 	if len(opts.Schema) > 0 && opts.Instruction == "" {
 		return nil, fmt.Errorf("%w: a schema needs an instruction", ErrInvalidArgument)
+	}
+	if err := checkScope(opts.Selector, opts.IgnoreSelectors); err != nil {
+		return nil, err
 	}
 	var sch *schema
 	if len(opts.Schema) > 0 {
@@ -90,9 +102,17 @@ func (e *Engine) Extract(ctx context.Context, opts ExtractOptions) (*ExtractResu
 	}
 	asked, plan := withLinkIDs(sch.doc)
 
+	var images [][]byte
+	if opts.Screenshot {
+		shot, err := e.page.Screenshot(ctx, page.ScreenshotOptions{MaxWidth: ScreenshotMaxSize, MaxHeight: ScreenshotMaxSize})
+		if err != nil {
+			return nil, fmt.Errorf("taking the screenshot: %w", err)
+		}
+		images = append(images, shot.PNG)
+	}
 	call.progress("extraction", "asking %s to extract", model.Model())
 	var answer any
-	usage, err := e.ask(ctx, model, extractSystem, userPrompt(opts.Instruction, snap.Tree), "extraction", asked, &answer)
+	usage, err := e.ask(ctx, model, extractSystem, userPrompt(opts.Instruction, snap.Tree), "extraction", asked, &answer, images...)
 	if err != nil {
 		return nil, err
 	}

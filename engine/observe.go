@@ -51,6 +51,9 @@ func (e *Engine) Observe(ctx context.Context, opts ObserveOptions) (*ObserveResu
 	ctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
 	call := callOptions{Model: opts.Model, Progress: opts.Progress}
+	if err := checkScope(opts.Selector, opts.IgnoreSelectors); err != nil {
+		return nil, err
+	}
 	model, err := e.model(call)
 	if err != nil {
 		return nil, err

@@ -124,6 +124,18 @@ func compileSchema(raw json.RawMessage) (*schema, error) {
 	return &schema{doc: obj, compiled: compiled}, nil
 }
 
+// ValidateJSON checks doc against the JSON Schema schema, the way Extract
+// checks a model's answer (formats such as uri asserted, no $ref outside
+// the schema). The error says where doc breaks the schema; a schema that
+// is not a valid JSON Schema is an error wrapping ErrInvalidArgument.
+func ValidateJSON(schema, doc json.RawMessage) error {
+	sch, err := compileSchema(schema)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	return sch.validate(doc)
+}
+
 // validate checks a document against the schema.
 func (s *schema) validate(doc []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))

@@ -89,22 +89,24 @@ func (p *Page) Frame(ctx context.Context, id cdp.FrameID) (*Frame, error) {
 
 // Query finds the first element matching selector in the frame's document.
 // A selector is CSS ("css=" prefix optional) or XPath ("xpath=" prefix, or
-// any selector starting with "/" or "("). XPaths produced by this package
+// any selector starting with "/" or "("), optionally ending in
+// " >> nth=<i>", which picks its i-th match from 0 (Playwright's form); a
+// "text=" selector is refused with ErrTextSelector. XPaths produced by this package
 // may cross shadow roots with "//" between a host's step and the first step
 // inside its shadow root; Query follows them into open shadow roots only, as
 // page scripts cannot see into closed ones (snapshot ids reach both). It
 // returns an error wrapping ErrNotFound when nothing matches.
 func (f *Frame) Query(ctx context.Context, selector string) (*Element, error) {
-	kind, expr := parseSelector(selector)
-	if expr == "" {
-		return nil, fmt.Errorf("selector %q: empty", selector)
+	sel, err := parseSelector(selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector %q: %w", selector, err)
 	}
 	// The element's remote object outlives the query: Perform locates the
 	// element through it, which saves a DOM.resolveNode. The Element
 	// releases it (see heldObject); the scope is released here only when
 	// no Element takes it.
 	ctx, release := withObjects(ctx)
-	el, err := f.query(ctx, kind, expr, release)
+	el, err := f.query(ctx, sel, release)
 	if err != nil {
 		go release()
 		return nil, fmt.Errorf("selector %q: %w", selector, err)
@@ -112,7 +114,7 @@ func (f *Frame) Query(ctx context.Context, selector string) (*Element, error) {
 	return el, nil
 }
 
-func (f *Frame) query(ctx context.Context, kind, expr string, release func()) (*Element, error) {
+func (f *Frame) query(ctx context.Context, sel selector, release func()) (*Element, error) {
 	var (
 		res *remoteObject
 		err error
@@ -121,14 +123,14 @@ func (f *Frame) query(ctx context.Context, kind, expr string, release func()) (*
 		// The current main document: one Runtime.evaluate finds the node,
 		// where callOn would need the document's object first.
 		var call string
-		call, err = jsCall(jsQuery, "document", kind, expr)
+		call, err = jsCall(jsQuery, "document", sel.kind, sel.expr, sel.nth)
 		if err == nil {
 			res, err = f.sess.evaluate(ctx, call, false)
 		}
 	} else {
 		var doc string
 		if doc, err = f.document(ctx); err == nil {
-			res, err = f.sess.callOn(ctx, doc, jsQuery, false, kind, expr)
+			res, err = f.sess.callOn(ctx, doc, jsQuery, false, sel.kind, sel.expr, sel.nth)
 		}
 	}
 	if err != nil {

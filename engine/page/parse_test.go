@@ -17,9 +17,11 @@ limitations under the License.
 package page
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Tests of the parsing helpers; they need no browser.
@@ -105,17 +107,38 @@ func TestParseKey(t *testing.T) {
 }
 
 func TestParseSelector(t *testing.T) {
-	for _, tc := range []struct{ in, kind, expr string }{
-		{"#main", "css", "#main"},
-		{"css=div > a", "css", "div > a"},
-		{"xpath=/html[1]/body[1]", "xpath", "/html[1]/body[1]"},
-		{"/html/body", "xpath", "/html/body"},
-		{"//footer", "xpath", "//footer"},
-		{"(//a)[2]", "xpath", "(//a)[2]"},
-		{"  main  ", "css", "main"},
+	for _, tc := range []struct {
+		in   string
+		want selector
+		err  error
+	}{
+		{in: "#main", want: selector{"css", "#main", -1}},
+		{in: "css=div > a", want: selector{"css", "div > a", -1}},
+		{in: "xpath=/html[1]/body[1]", want: selector{"xpath", "/html[1]/body[1]", -1}},
+		{in: "/html/body", want: selector{"xpath", "/html/body", -1}},
+		{in: "//footer", want: selector{"xpath", "//footer", -1}},
+		{in: "(//a)[2]", want: selector{"xpath", "(//a)[2]", -1}},
+		{in: "  main  ", want: selector{"css", "main", -1}},
+		{in: "li >> nth=2", want: selector{"css", "li", 2}},
+		{in: "ul > li>>nth=0 ", want: selector{"css", "ul > li", 0}},
+		{in: "xpath=//li >> nth=1", want: selector{"xpath", "//li", 1}},
+		{in: "li >> nth=-1", err: ErrBadSelector},
+		{in: "li >> nth=x", err: ErrBadSelector},
+		{in: "li >> nth=", err: ErrBadSelector},
+		{in: ">> nth=1", err: ErrBadSelector},
+		{in: "xpath=", err: ErrBadSelector},
+		{in: "text=Sign in", err: ErrTextSelector},
+		{in: "text=Sign in >> nth=1", err: ErrTextSelector},
 	} {
-		if kind, expr := parseSelector(tc.in); kind != tc.kind || expr != tc.expr {
-			t.Errorf("parseSelector(%q) = %q, %q; want %q, %q", tc.in, kind, expr, tc.kind, tc.expr)
+		got, err := parseSelector(tc.in)
+		if !errors.Is(err, tc.err) {
+			t.Errorf("parseSelector(%q) error %v, want %v", tc.in, err, tc.err)
+			continue
+		}
+		if tc.err == nil {
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(selector{})); diff != "" {
+				t.Errorf("parseSelector(%q) (-want +got):\n%s", tc.in, diff)
+			}
 		}
 	}
 }

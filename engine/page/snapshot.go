@@ -593,18 +593,19 @@ func (b *builder) ignored(x *docIndex, i int32) bool {
 }
 
 // selectAll returns the backend ids of the elements of the frame's document
-// matching selector (only the first one if first is set).
+// matching selector (only the first one if first is set; only the nth one
+// if the selector ends in " >> nth=<i>").
 func (f *Frame) selectAll(ctx context.Context, selector string, first bool) ([]cdp.BackendNodeID, error) {
-	kind, expr := parseSelector(selector)
-	if expr == "" {
-		return nil, errors.New("empty selector")
+	sel, err := parseSelector(selector)
+	if err != nil {
+		return nil, err
 	}
 	doc, err := f.document(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s := f.sess
-	list, err := s.callOn(ctx, doc, jsQueryAll, false, kind, expr, first)
+	list, err := s.callOn(ctx, doc, jsQueryAll, false, sel.kind, sel.expr, sel.nth, first)
 	if err != nil {
 		return nil, err
 	}
@@ -633,13 +634,7 @@ func (f *Frame) selectAll(ctx context.Context, selector string, first bool) ([]c
 
 // jsQueryAll returns the nodes matching a selector as an array; this is the
 // document.
-const jsQueryAll = `function(kind, expr, first) {` + jsXPathRuntime + `
-  if (first) { const n = resolve(this, kind, expr); return n ? [n] : []; }
-  if (kind === 'css') return [...this.querySelectorAll(expr)];
-  const own = walk(this, expr);
-  if (own) return [own];
-  const r = this.evaluate(expr, this, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
-  const out = [];
-  for (let k = 0; k < r.snapshotLength; k++) out.push(r.snapshotItem(k));
-  return out;
+const jsQueryAll = `function(kind, expr, nth, first) {` + jsXPathRuntime + `
+  if (first || nth >= 0) { const n = resolve(this, kind, expr, nth); return n ? [n] : []; }
+  return all(this, kind, expr);
 }`

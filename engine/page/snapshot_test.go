@@ -204,19 +204,29 @@ func TestCaptureScopeAndIgnore(t *testing.T) {
 			want:     []string{`^heading: Welcome$`},
 			dontWant: []string{`^list$`, `^link: External$`, `^link: Home$`},
 		},
+		// The nth suffix picks one match.
+		{
+			name:     "scope to the second paragraph",
+			opts:     SnapshotOptions{Selector: "main p >> nth=1"},
+			want:     []string{`Second para`},
+			dontWant: []string{`First para`, `heading: Welcome`},
+		},
+		{
+			name:     "scope to the first of an xpath's matches",
+			opts:     SnapshotOptions{Selector: "xpath=//main//p >> nth=0"},
+			want:     []string{`First para`},
+			dontWant: []string{`Second para`},
+		},
+		{
+			name:     "ignore only the second list item",
+			opts:     SnapshotOptions{Selector: "main", IgnoreSelectors: []string{"li >> nth=1"}},
+			want:     []string{`^link: External$`},
+			dontWant: []string{`^link: Up one$`},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tb.capture(tc.opts)
-			for _, p := range tc.want {
-				if !hasLine(s, p) {
-					t.Errorf("missing %q in:\n%s", p, s.Tree)
-				}
-			}
-			for _, p := range tc.dontWant {
-				if hasLine(s, p) {
-					t.Errorf("unexpected %q in:\n%s", p, s.Tree)
-				}
-			}
+			checkLines(t, s, tc.want, tc.dontWant)
 			for id := range s.XPaths {
 				if !strings.Contains(s.Tree, "["+id+"]") {
 					t.Errorf("xpath map has %s, which the tree does not show", id)
@@ -231,6 +241,22 @@ func TestCaptureScopeAndIgnore(t *testing.T) {
 			t.Fatalf("err = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// checkLines checks that the snapshot has a line matching each pattern of
+// want and none matching one of dontWant.
+func checkLines(t *testing.T, s *Snapshot, want, dontWant []string) {
+	t.Helper()
+	for _, p := range want {
+		if !hasLine(s, p) {
+			t.Errorf("missing %q in:\n%s", p, s.Tree)
+		}
+	}
+	for _, p := range dontWant {
+		if hasLine(s, p) {
+			t.Errorf("unexpected %q in:\n%s", p, s.Tree)
+		}
+	}
 }
 
 func TestCaptureShadowDOM(t *testing.T) {

@@ -43,22 +43,6 @@ const xpathPrefix = "xpath="
 // walks such paths itself; document.evaluate would read "//" as "any
 // descendant".
 
-// parseSelector splits a selector into its kind ("css" or "xpath") and
-// expression.
-func parseSelector(sel string) (kind, expr string) {
-	sel = strings.TrimSpace(sel)
-	switch {
-	case strings.HasPrefix(sel, xpathPrefix):
-		return "xpath", strings.TrimSpace(sel[len(xpathPrefix):])
-	case strings.HasPrefix(sel, "css="):
-		return "css", strings.TrimSpace(sel[len("css="):])
-	case strings.HasPrefix(sel, "/"), strings.HasPrefix(sel, "("), strings.HasPrefix(sel, "./"), strings.HasPrefix(sel, ".."):
-		return "xpath", sel
-	default:
-		return "css", sel
-	}
-}
-
 // stepName is the XPath name test for an element with the given nodeName.
 // HTML element names are upper case in nodeName; anything else keeps its
 // case and needs local-name(), because unprefixed name tests only match HTML
@@ -248,7 +232,20 @@ function walk(doc, xp) {
   }
   return hop || node === doc ? null : node;
 }
-function resolve(doc, kind, expr) {
+// all returns every node a selector matches, in document order.
+function all(doc, kind, expr) {
+  if (kind === 'css') return [...doc.querySelectorAll(expr)];
+  const own = walk(doc, expr);
+  if (own) return [own];
+  const r = doc.evaluate(expr, doc, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+  const out = [];
+  for (let k = 0; k < r.snapshotLength; k++) out.push(r.snapshotItem(k));
+  return out;
+}
+// resolve returns the first node a selector matches, or with nth >= 0 its
+// nth match (Playwright's " >> nth=<i>"); null when there is none.
+function resolve(doc, kind, expr, nth) {
+  if (nth >= 0) return all(doc, kind, expr)[nth] || null;
   if (kind === 'css') return doc.querySelector(expr);
   const own = walk(doc, expr);
   if (own) return own;
@@ -256,9 +253,10 @@ function resolve(doc, kind, expr) {
 }
 `
 
-// jsQuery finds the first node matching a selector; this is the document.
-const jsQuery = `function(kind, expr) {` + jsXPathRuntime + `
-  return resolve(this, kind, expr);
+// jsQuery finds the node a selector picks (see resolve); this is the
+// document.
+const jsQuery = `function(kind, expr, nth) {` + jsXPathRuntime + `
+  return resolve(this, kind, expr, nth);
 }`
 
 // jsXPathOf computes this node's XPath in the format described above.

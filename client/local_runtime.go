@@ -1,0 +1,221 @@
+/*
+Copyright 2026 The browserfleet Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/llm"
+)
+
+// localDriver is the driver of a local handle: the engine runs in this
+// process, on the page's DevTools target.
+type localDriver struct {
+	b *Browser
+	// proc is the launched browser; nil for a connected one.
+	proc *process
+}
+
+func (d *localDriver) open(_ context.Context, cfg *instanceConfig) (runtime, error) {
+	r := &localRuntime{b: d.b, cfg: cfg, log: cfg.logger.With(logCategory, "engine")}
+	if cfg.model != nil {
+		var err error
+		if r.model, err = newModelClient("CreateOptions.Model", cfg.model); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (d *localDriver) close(ctx context.Context) error {
+	if d.proc == nil {
+		return nil
+	}
+	return d.proc.stop(ctx)
+}
+
+// localRuntime runs an instance's operations with the engine in-process.
+// It holds nothing between calls but the default model's client: an
+// engine is made for each call, on the page's attachment, which the
+// handle keeps.
+type localRuntime struct {
+	b     *Browser
+	cfg   *instanceConfig
+	model llm.Client
+	log   *slog.Logger
+}
+
+// modelFor is the model of a call whose ModelConfig in effect is m: the
+// Generate callback when the instance has one, else the instance's
+// default client or one made for the call's. nil when there is none.
+func (r *localRuntime) modelFor(m *ModelConfig) (llm.Client, error) {
+	switch {
+	case r.cfg.generate != nil:
+		g := &generateModel{fn: r.cfg.generate}
+		if m != nil {
+			g.name = m.ModelName
+		}
+		return g, nil
+	case m == nil:
+		return nil, nil
+	case m == r.cfg.model:
+		return r.model, nil
+	}
+	return newModelClient("Model", m)
+}
+
+// engineFor is an engine on page p for a call.
+func (r *localRuntime) engineFor(ctx context.Context, p *Page, oc opCall) (*engine.Engine, llm.Client, error) {
+	model, err := r.modelFor(oc.model)
+	if err != nil {
+		return nil, nil, err
+	}
+	pg, err := p.attach(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := engine.New(pg, engine.Options{
+		Model:            model,
+		SystemPrompt:     r.cfg.systemPrompt,
+		SelfHeal:         r.cfg.selfHeal,
+		DOMSettleTimeout: r.cfg.domSettleTimeout,
+		Logger:           r.log,
+	})
+	return e, model, nil
+}
+
+// metadata is a local call's: the managed cache is the service's, so no
+// lookup ran.
+func metadata(u llm.Usage) Metadata {
+	return Metadata{Cache: CacheMetadata{Status: CacheStatusDISABLED}, ActionID: uuid.NewString(), Usage: usageOf(u)}
+}
+
+func (r *localRuntime) act(ctx context.Context, p *Page, call actCall) (*ActResult, error) {
+	e, _, err := r.engineFor(ctx, p, call.opCall)
+	if err != nil {
+		return nil, err
+	}
+	opts := engine.ActOptions{
+		Instruction:     call.instruction,
+		Selector:        call.selector,
+		IgnoreSelectors: call.ignore,
+		Variables:       engineVariables(call.variables),
+		Timeout:         call.timeout,
+	}
+	if a := call.action; a != nil {
+		opts.Action = &engine.Action{Selector: a.Selector, Description: a.Description, Method: a.Method, Arguments: a.Arguments}
+	}
+	res, err := e.Act(ctx, opts)
+	if err != nil {
+		return nil, localError("act", err)
+	}
+	return &ActResult{
+		Data: ActData{
+			ActionDescription: res.ActionDescription,
+			Actions:           clientActions(res.Actions),
+			Message:           res.Message,
+			Success:           res.Success,
+		},
+		Metadata: metadata(res.Usage),
+	}, nil
+}
+
+func (r *localRuntime) observe(ctx context.Context, p *Page, call observeCall) (*ObserveResult, error) {
+	e, _, err := r.engineFor(ctx, p, call.opCall)
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.Observe(ctx, engine.ObserveOptions{
+		Instruction:     call.instruction,
+		Selector:        call.selector,
+		IgnoreSelectors: call.ignore,
+		Variables:       engineVariables(call.variables),
+		Timeout:         call.timeout,
+	})
+	if err != nil {
+		return nil, localError("observe", err)
+	}
+	return &ObserveResult{Data: clientActions(res.Actions), Metadata: metadata(res.Usage)}, nil
+}
+
+func (r *localRuntime) extract(ctx context.Context, p *Page, call extractCall) (json.RawMessage, Metadata, error) {
+	e, _, err := r.engineFor(ctx, p, call.opCall)
+	if err != nil {
+		return nil, Metadata{}, err
+	}
+	res, err := e.Extract(ctx, engine.ExtractOptions{
+		Instruction:     call.instruction,
+		Schema:          call.schema,
+		Selector:        call.selector,
+		IgnoreSelectors: call.ignore,
+		Screenshot:      call.screenshot,
+		Timeout:         call.timeout,
+	})
+	if err != nil {
+		return nil, Metadata{}, localError("extract", err)
+	}
+	return res.Data, metadata(res.Usage), nil
+}
+
+func (r *localRuntime) close(context.Context) error { return nil }
+
+// localError gives an engine error the client's meaning.
+func localError(op string, err error) error {
+	switch {
+	case errors.Is(err, engine.ErrNoModel):
+		return fmt.Errorf("%w: %s needs a model: set CreateOptions.Model or CreateOptions.Generate, or the call's Model", ErrNoModel, op)
+	case errors.Is(err, engine.ErrInvalidArgument):
+		return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, op, strings.TrimPrefix(err.Error(), engine.ErrInvalidArgument.Error()+": "))
+	case errors.Is(err, engine.ErrSchemaViolation):
+		return fmt.Errorf("%w: %s", ErrSchemaViolation, strings.TrimPrefix(err.Error(), engine.ErrSchemaViolation.Error()+": "))
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// engineVariables are Variables as the engine takes them.
+func engineVariables(vars Variables) map[string]engine.Variable {
+	if len(vars) == 0 {
+		return nil
+	}
+	out := make(map[string]engine.Variable, len(vars))
+	for name, v := range vars {
+		out[name] = engine.Variable{Value: v.Value, Description: v.Description}
+	}
+	return out
+}
+
+// clientActions are the engine's actions as the client's.
+func clientActions(in []engine.Action) []Action {
+	out := make([]Action, len(in))
+	for i, a := range in {
+		out[i] = Action{Selector: a.Selector, Description: a.Description, Method: a.Method, Arguments: a.Arguments}
+	}
+	return out
+}
+
+// batch is ExperimentalBatch's, built in batch_local.go.
+func (r *localRuntime) batch(context.Context, batchCall) (json.RawMessage, map[opGroup]Usage, error) {
+	return nil, nil, errUnbuilt
+}

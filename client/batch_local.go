@@ -26,8 +26,9 @@ import (
 
 // batch runs a batch in this process: engine/batch's runtime, whose
 // operations go through the runtime's own act, observe and extract, as the
-// instance's calls do, with the instance's settings. The active page at
-// the end becomes the handle's.
+// instance's calls do, with the instance's settings, each with a span of
+// its own under the batch's. The active page at the end becomes the
+// handle's.
 func (r *localRuntime) batch(ctx context.Context, call batchCall) (json.RawMessage, map[opGroup]Usage, error) {
 	h := &localBatchHost{r: r}
 	res, err := batch.Run(ctx, h, batch.Call{
@@ -131,7 +132,9 @@ func (h *localBatchHost) Act(ctx context.Context, id string, in batch.ActInput, 
 		}
 		call.action = &Action{Selector: a.Selector, Description: a.Description, Method: a.Method, Arguments: a.Arguments}
 	}
+	ctx, span := startOperation(ctx, h.r.cfg, string(groupAct))
 	res, err := h.r.act(ctx, p, call)
+	endOperation(span, oc.modelName(), metadataOf(res), err)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +154,13 @@ func (h *localBatchHost) Observe(ctx context.Context, id, instruction string, op
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := startOperation(ctx, h.r.cfg, string(groupObserve))
 	res, err := h.r.observe(ctx, p, observeCall{opCall: oc, instruction: instruction})
+	var md *Metadata
+	if res != nil {
+		md = &res.Metadata
+	}
+	endOperation(span, oc.modelName(), md, err)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +172,9 @@ func (h *localBatchHost) Extract(ctx context.Context, id, instruction string, sc
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := startOperation(ctx, h.r.cfg, string(groupExtract))
 	data, md, err := h.r.extract(ctx, p, extractCall{opCall: oc, instruction: instruction, schema: schema, screenshot: opts.Screenshot})
+	endOperation(span, oc.modelName(), &md, err)
 	if err != nil {
 		return nil, err
 	}
@@ -219,6 +230,14 @@ func (h *localBatchHost) prepare(ctx context.Context, op, id string, o batch.Opt
 		return nil, oc, err
 	}
 	return p, oc, nil
+}
+
+// metadataOf is an act result's metadata, nil without a result.
+func metadataOf(res *ActResult) *Metadata {
+	if res == nil {
+		return nil
+	}
+	return &res.Metadata
 }
 
 // batchActions are actions as a script sees them.

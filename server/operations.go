@@ -54,6 +54,8 @@ type operation struct {
 	stream bool
 	// model is the per-call model's name, "" for the session's.
 	model string
+	// metadata adds data.metadata to the success: act, observe, extract.
+	metadata bool
 	// call runs the operation on the runner. onLog is nil for a plain
 	// call.
 	call func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (result any, usage rpc.Usage, err error)
@@ -151,7 +153,11 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 		s.failOperation(ctx, resp, bs, op.name, err)
 		return
 	}
-	resp.succeed(result, actionID)
+	var md *serverv1.Metadata
+	if op.metadata {
+		md = serverv1.ComputedMetadata(usage)
+	}
+	resp.succeed(result, actionID, md)
 }
 
 // operationContext is the request's context, cancelled too when the
@@ -225,7 +231,7 @@ func (s *server) act(w http.ResponseWriter, r *http.Request, project apikey.Proj
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "act", stream: stream, model: modelName(req.Request.Options.Model),
+		name: "act", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
 		call: forward(req.Request, (*rpc.Client).Act),
 	})
 }
@@ -237,7 +243,7 @@ func (s *server) observe(w http.ResponseWriter, r *http.Request, project apikey.
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "observe", stream: stream, model: modelName(req.Request.Options.Model),
+		name: "observe", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
 		call: forward(req.Request, (*rpc.Client).Observe),
 	})
 }
@@ -249,7 +255,7 @@ func (s *server) extract(w http.ResponseWriter, r *http.Request, project apikey.
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "extract", stream: stream, model: modelName(req.Request.Options.Model),
+		name: "extract", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
 		call: forward(req.Request, (*rpc.Client).Extract),
 	})
 }

@@ -52,8 +52,9 @@ type responder interface {
 	// log reports progress; a plain reply drops it.
 	log(line rpc.LogLine)
 	// succeed answers with the call's result. actionID is empty for calls
-	// that have none (start).
-	succeed(result any, actionID string)
+	// that have none (start); metadata is nil for calls that have none
+	// (start, navigate).
+	succeed(result any, actionID string, metadata *serverv1.Metadata)
 	// succeedAgent answers agentExecute: its data is {result, cacheEntry},
 	// cacheEntry left out when nil.
 	succeedAgent(result, cacheEntry any)
@@ -72,18 +73,20 @@ type plain struct {
 
 func (p plain) log(rpc.LogLine) {}
 
-// opData is an operation's data: its result and the id of this call.
+// opData is an operation's data: its result, the id of this call and, for
+// act, observe and extract, how the result was made.
 type opData struct {
-	Result   any    `json:"result"`
-	ActionID string `json:"actionId,omitempty"`
+	Result   any                `json:"result"`
+	ActionID string             `json:"actionId,omitempty"`
+	Metadata *serverv1.Metadata `json:"metadata,omitempty"`
 }
 
-func (p plain) succeed(result any, actionID string) {
+func (p plain) succeed(result any, actionID string, metadata *serverv1.Metadata) {
 	if p.bare {
 		writeJSON(p.w, http.StatusOK, success{Success: true, Data: result})
 		return
 	}
-	writeJSON(p.w, http.StatusOK, success{Success: true, Data: opData{Result: result, ActionID: actionID}})
+	writeJSON(p.w, http.StatusOK, success{Success: true, Data: opData{Result: result, ActionID: actionID, Metadata: metadata}})
 }
 
 // agentData is agentExecute's data.
@@ -106,7 +109,13 @@ type streamed struct{ s *sse.Stream }
 
 func (s streamed) log(line rpc.LogLine) { _ = s.s.Log(line) }
 
-func (s streamed) succeed(result any, actionID string) { _ = s.s.Finished(result, actionID) }
+func (s streamed) succeed(result any, actionID string, metadata *serverv1.Metadata) {
+	if metadata == nil {
+		_ = s.s.Finished(result, actionID)
+		return
+	}
+	_ = s.s.FinishedOperation(result, actionID, metadata)
+}
 
 func (s streamed) succeedAgent(result, cacheEntry any) {
 	_ = s.s.FinishedAgent(result, cacheEntry)

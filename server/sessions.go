@@ -384,7 +384,7 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 						return
 					}
 				}
-				resp.succeed(startData{SessionID: key.Name, CDPURL: s.cdpURL(r, bs), Available: true}, "")
+				resp.succeed(startData{SessionID: key.Name, CDPURL: s.cdpURL(r, bs), Available: true}, "", nil)
 				return
 			case v1alpha1.BrowserSessionFailed:
 				msg := bs.Status.Message

@@ -38,8 +38,9 @@ import (
 
 // Browser is the session's browser: a Chromium the runner launched, or one
 // it attached to at cdpUrl, with the session's settings applied to the tab
-// it drives. Operations run on that one tab (see Page); other DevTools
-// clients reach the whole browser through DevToolsURL.
+// it drives. Operations run on that tab, or on another tab of the browser
+// that they name (see Target); other DevTools clients reach the whole
+// browser through DevToolsURL.
 type Browser struct {
 	log      *slog.Logger
 	settings *settings
@@ -67,6 +68,9 @@ type Browser struct {
 	devtoolsURL *url.URL
 	bridge      *headerBridge
 	version     string
+	// tabs are the tabs besides the runner's own that operations named
+	// and the runner attached to (Target).
+	tabs tabs
 	// dialer makes the runner's own connections (cdpUrl) and, through
 	// egress, the launched browser's: both pass the session's egress
 	// policy.
@@ -127,6 +131,9 @@ func StartBrowser(ctx context.Context, cfg *config.Config, log *slog.Logger) (*B
 		if b.tab, err = page.Attach(b.ctx); err != nil {
 			err = fmt.Errorf("attaching the automation engine to the tab: %w", err)
 		}
+	}
+	if err == nil {
+		err = b.watchTargets(startCtx)
 	}
 	if err != nil {
 		b.closing.Store(true)
@@ -193,6 +200,9 @@ func (b *Browser) Close(ctx context.Context) error {
 
 func (b *Browser) teardown(ctx context.Context) error {
 	var errs []error
+	// Detached now, the tabs stay open in an attached browser: chromedp
+	// would close them with the runner's own.
+	b.releaseTabs()
 	if b.ctx != nil {
 		if b.settings.attach == nil && b.cdp != nil && b.Err() == nil {
 			// Cancel asks Chromium to close and waits for the process

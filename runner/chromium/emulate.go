@@ -38,8 +38,9 @@ import (
 // certificate errors) on the browser, the identity and metrics on the
 // runner's tab, then ad blocking on its network. (The proxy and its
 // credentials are the egress proxy's: see launch.)
-// Tab-level settings hold for the runner's tab, which every operation uses;
-// tabs a page opens itself do not get them.
+// Tab-level settings (emulate) hold for the runner's tab and for the tabs
+// it attaches to when an operation names one (Target); tabs the runner
+// never attached to do not get them.
 func (b *Browser) setup(ctx context.Context) error {
 	s := b.settings
 	bctx := cdp.WithExecutor(ctx, b.cdp)
@@ -64,6 +65,19 @@ func (b *Browser) setup(ctx context.Context) error {
 		}
 	}
 
+	if err := b.emulate(b.ContextFor(ctx)); err != nil {
+		return fmt.Errorf("applying the session's settings to the page: %w", err)
+	}
+	return nil
+}
+
+// emulate applies the session's tab-level settings (identity, metrics,
+// touch, locale, ad blocking) to the tab of the chromedp context ctx: the
+// runner's, and each tab it attaches to for operations. They hold for the
+// runner's DevTools session with the tab, so for as long as the runner
+// stays attached.
+func (b *Browser) emulate(ctx context.Context) error {
+	s := b.settings
 	p := s.profile
 	userAgent := p.userAgent(b.version)
 	if s.userAgent != "" {
@@ -93,10 +107,7 @@ func (b *Browser) setup(ctx context.Context) error {
 		}
 		actions = append(actions, network.SetBlockedURLs().WithURLPatterns(block))
 	}
-	if err := chromedp.Run(b.ContextFor(ctx), actions...); err != nil {
-		return fmt.Errorf("applying the session's settings to the page: %w", err)
-	}
-	return nil
+	return chromedp.Run(ctx, actions...)
 }
 
 // setupDownloads lets downloads land in downloadsPath (a temporary
@@ -133,10 +144,10 @@ func (b *Browser) setupDownloads(ctx context.Context) error {
 	return nil
 }
 
-// TabFor is the Tab of one call: ctx is the call's context, a child of the
-// tab's.
+// TabFor is the Tab of one call on the runner's tab: ctx is the call's
+// context, a child of the tab's. Target gives another tab's.
 func (b *Browser) TabFor(ctx context.Context, settle time.Duration) *Tab {
-	return &Tab{ctx: ctx, tabCtx: b.ctx, tab: b.tab, targetID: b.targetID, egress: b.egress, settle: settle}
+	return b.own().TabFor(ctx, settle)
 }
 
 // TargetID is the DevTools target id of the runner's tab.

@@ -49,7 +49,7 @@ func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTa
 	if err != nil {
 		return nil, rpc.Usage{}, err
 	}
-	e, err := a.engineFor(p)
+	e, err := a.engineFor(p, rpc.CallSettings{}, nil)
 	if err != nil {
 		return nil, rpc.Usage{}, err
 	}

@@ -22,11 +22,9 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/target"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/engine"
@@ -51,10 +49,6 @@ type Automation struct {
 	// search is the operator's web search, for the agent's search tool;
 	// nil: none.
 	search search.Searcher
-
-	mu sync.Mutex
-	// engines holds one engine per tab, built on the tab's first call.
-	engines map[target.ID]*engine.Engine
 }
 
 var _ Interface = (*Automation)(nil)
@@ -67,7 +61,7 @@ func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &Automation{log: log, engines: map[target.ID]*engine.Engine{}}
+	a := &Automation{log: log}
 	var def rpc.ModelConfig
 	dialer := &egress.Dialer{}
 	if cfg != nil {
@@ -81,41 +75,45 @@ func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
 	return a
 }
 
-// engineFor returns the tab's engine, built on first use over the tab's
-// engine/page handle, which the browser attached once for the tab's life.
-func (a *Automation) engineFor(p *chromium.Tab) (*engine.Engine, error) {
+// engineFor returns an engine on the tab's engine/page handle, which the
+// browser attached once for the tab's life, with the session's settings
+// as the call's settings override them. An engine holds no state of its
+// own beyond its options, so one per call costs nothing and lets a call
+// bring its own systemPrompt, selfHeal and domSettleTimeoutMs.
+func (a *Automation) engineFor(p *chromium.Tab, set rpc.CallSettings, selfHeal *bool) (*engine.Engine, error) {
 	tab, err := p.Automation()
 	if err != nil {
 		return nil, err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if e := a.engines[p.TargetID()]; e != nil && e.Page() == tab {
-		return e, nil
 	}
 	var model llm.Client
 	if a.models.client != nil {
 		model = a.models.client
 	}
-	e := engine.New(tab, engine.Options{
+	opts := engine.Options{
 		Model:            model,
 		SystemPrompt:     a.system,
-		SelfHeal:         a.selfHeal,
+		SelfHeal:         ptr.Deref(selfHeal, a.selfHeal),
 		DOMSettleTimeout: p.DOMSettleTimeout(),
 		Logger:           a.log.With("component", "engine"),
-	})
-	a.engines[p.TargetID()] = e
-	return e, nil
+	}
+	if set.SystemPrompt != nil {
+		opts.SystemPrompt = *set.SystemPrompt
+	}
+	if ms := set.DOMSettleTimeoutMs; ms != nil {
+		// 0 is the engine's default, as the session's own 0 is.
+		opts.DOMSettleTimeout = time.Duration(*ms * float64(time.Millisecond))
+	}
+	return engine.New(tab, opts), nil
 }
 
 // prepare checks what every engine call shares and returns the tab's
-// engine, scoped to the frame frameID names (the whole page for none or the
-// main frame's id), and the call's model (nil: the session's). The engine
-// checks the frame with its first snapshot or selector lookup, before it
-// asks a model or acts: a frame the page does not have is a BAD_REQUEST
-// (see callError).
-func (a *Automation) prepare(p *chromium.Tab, frameID string, model *rpc.ModelConfig) (*engine.Engine, llm.Client, error) {
-	e, err := a.engineFor(p)
+// engine, with the call's settings, scoped to the frame frameID names (the
+// whole page for none or the tab's main frame's id), and the call's model
+// (nil: the session's). The engine checks the frame with its first
+// snapshot or selector lookup, before it asks a model or acts: a frame the
+// page does not have is a BAD_REQUEST (see callError).
+func (a *Automation) prepare(p *chromium.Tab, frameID string, model *rpc.ModelConfig, set rpc.CallSettings, selfHeal *bool) (*engine.Engine, llm.Client, error) {
+	e, err := a.engineFor(p, set, selfHeal)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,7 +159,7 @@ func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.Ag
 	if mode, _ := agentMode(req.Mode); mode == agent.ModeCUA {
 		return errFrameInCUA()
 	}
-	e, err := a.engineFor(p)
+	e, err := a.engineFor(p, rpc.CallSettings{}, nil)
 	if err == nil {
 		_, err = inFrame(ctx, e, req.FrameID)
 	}
@@ -176,15 +174,17 @@ func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.Ag
 // Act performs req.Input: an instruction through the model, or an Action as
 // given.
 func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
-	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, req.Options.SelfHeal)
 	if err != nil {
 		return nil, rpc.Usage{}, err
 	}
 	opts := engine.ActOptions{
-		Instruction: req.Input.Instruction,
-		Variables:   engineVariables(req.Options.Variables),
-		Model:       model,
-		Progress:    engineProgress(progress),
+		Instruction:     req.Input.Instruction,
+		Selector:        req.Options.Selector,
+		IgnoreSelectors: req.Options.IgnoreSelectors,
+		Variables:       engineVariables(req.Options.Variables),
+		Model:           model,
+		Progress:        engineProgress(progress),
 	}
 	if in := req.Input.Action; in != nil {
 		opts.Action = &engine.Action{
@@ -211,7 +211,7 @@ func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActReques
 
 // Observe lists the actions the page offers for req.Instruction.
 func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
-	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, nil)
 	if err != nil {
 		return nil, rpc.Usage{}, err
 	}
@@ -232,7 +232,7 @@ func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.Obser
 // Extract reads data off the page: against req.Schema, as {"extraction"}
 // with only an instruction, or {"pageText"} with neither.
 func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error) {
-	e, model, err := a.prepare(p, req.FrameID, req.Options.Model)
+	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, nil)
 	if err != nil {
 		return nil, rpc.Usage{}, err
 	}

@@ -37,18 +37,19 @@ import (
 // same Interface as the RPC's own calls; their results as the script sees
 // them; and the session's pages, by target id.
 
-// BatchActRequest is the act request of a script's batch.act on page.
-// model is the batch's default model (the caller's), for options that
-// name none.
-func BatchActRequest(page string, in batch.ActInput, opts batch.Options, model *rpc.ModelConfig) (rpc.ActRequest, error) {
-	if opts.Selector != "" || len(opts.IgnoreSelectors) > 0 {
-		return rpc.ActRequest{}, rpc.Errorf(rpc.CodeBadRequest, "options.selector and options.ignoreSelectors are not supported for act in a batch by this runner")
-	}
+// BatchActRequest is the act request of a script's batch.act on page,
+// with the batch's defaults (its model, for options that name none, and
+// its per-call settings).
+func BatchActRequest(b *rpc.BatchRequest, page string, in batch.ActInput, opts batch.Options) rpc.ActRequest {
 	req := rpc.ActRequest{
 		Options: rpc.ActOptions{
-			Model:     batchModel(opts.Model, model),
-			Variables: batchVariables(opts.Variables),
-			Timeout:   batchTimeout(opts.Timeout),
+			Model:           batchModel(opts.Model, b.Model),
+			Variables:       batchVariables(opts.Variables),
+			Timeout:         batchTimeout(opts.Timeout),
+			Selector:        opts.Selector,
+			IgnoreSelectors: opts.IgnoreSelectors,
+			SelfHeal:        b.SelfHeal,
+			CallSettings:    b.CallSettings,
 		},
 		FrameID: page,
 	}
@@ -57,34 +58,36 @@ func BatchActRequest(page string, in batch.ActInput, opts batch.Options, model *
 	} else {
 		req.Input.Instruction = in.Instruction
 	}
-	return req, nil
+	return req
 }
 
 // BatchObserveRequest is the observe request of a script's batch.observe.
-func BatchObserveRequest(page, instruction string, opts batch.Options, model *rpc.ModelConfig) rpc.ObserveRequest {
+func BatchObserveRequest(b *rpc.BatchRequest, page, instruction string, opts batch.Options) rpc.ObserveRequest {
 	return rpc.ObserveRequest{
 		Instruction: instruction,
 		Options: rpc.ObserveOptions{
-			Model:           batchModel(opts.Model, model),
+			Model:           batchModel(opts.Model, b.Model),
 			Variables:       batchVariables(opts.Variables),
 			Timeout:         batchTimeout(opts.Timeout),
 			Selector:        opts.Selector,
 			IgnoreSelectors: opts.IgnoreSelectors,
+			CallSettings:    b.CallSettings,
 		},
 		FrameID: page,
 	}
 }
 
 // BatchExtractRequest is the extract request of a script's batch.extract.
-func BatchExtractRequest(page, instruction string, schema json.RawMessage, opts batch.Options, model *rpc.ModelConfig) rpc.ExtractRequest {
+func BatchExtractRequest(b *rpc.BatchRequest, page, instruction string, schema json.RawMessage, opts batch.Options) rpc.ExtractRequest {
 	req := rpc.ExtractRequest{
 		Instruction: instruction,
 		Schema:      schema,
 		Options: rpc.ExtractOptions{
-			Model:           batchModel(opts.Model, model),
+			Model:           batchModel(opts.Model, b.Model),
 			Timeout:         batchTimeout(opts.Timeout),
 			Selector:        opts.Selector,
 			IgnoreSelectors: opts.IgnoreSelectors,
+			CallSettings:    b.CallSettings,
 		},
 		FrameID: page,
 	}
@@ -190,14 +193,14 @@ func (p *BatchPages) Pages(ctx context.Context) ([]target.Info, error) {
 	}
 	byID := map[string]target.Info{}
 	for _, in := range infos {
-		if in.Type == "page" {
+		if isTab(in) {
 			byID[string(in.TargetID)] = *in
 		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, in := range infos {
-		if id := string(in.TargetID); in.Type == "page" && !slices.Contains(p.order, id) {
+		if id := string(in.TargetID); isTab(in) && !slices.Contains(p.order, id) {
 			p.order = append(p.order, id)
 		}
 	}
@@ -241,3 +244,7 @@ func (p *BatchPages) Open(ctx context.Context) (string, error) {
 	p.order = append(p.order, string(id))
 	return string(id), nil
 }
+
+// isTab reports whether a target is a tab: a page, not a prerender or
+// other kind of page target.
+func isTab(in *target.Info) bool { return in.Type == "page" && in.Subtype == "" }

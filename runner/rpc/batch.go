@@ -78,6 +78,12 @@ type BatchRequest struct {
 	// options name none (the client library's instance model); absent is
 	// the session's.
 	Model *ModelConfig `json:"model,omitempty"`
+	// SelfHeal and CallSettings are the caller's settings of the
+	// session's engine for each of the script's operations, as act's,
+	// observe's and extract's options (selfHeal: act only); nil keeps the
+	// session's.
+	SelfHeal *bool `json:"selfHeal,omitempty"`
+	CallSettings
 	// Metrics are the caller's counters at the start, which the script's
 	// metrics() adds the batch's usage to: the client library's Metrics
 	// fields in camelCase (actPromptTokens, ...). Absent is zero.

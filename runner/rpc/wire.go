@@ -21,7 +21,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
+	"unicode/utf8"
 )
 
 // The request and result types below mirror the bodies of the /v1 API
@@ -241,6 +243,47 @@ type ActOptions struct {
 	Variables Variables    `json:"variables,omitempty"`
 	// Timeout bounds the operation, in milliseconds.
 	Timeout *float64 `json:"timeout,omitempty"`
+	// Selector scopes what the model sees to the element it matches (the
+	// element included); the action is chosen within it.
+	Selector string `json:"selector,omitempty"`
+	// IgnoreSelectors leave out the elements they match.
+	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
+	// SelfHeal, when set, overrides the session's selfHeal for this call.
+	SelfHeal *bool `json:"selfHeal,omitempty"`
+	CallSettings
+}
+
+// CallSettings override the session's engine settings for one call: an
+// instance of the client library sends its own with each call, as the
+// session was started before the instance. A nil field keeps the
+// session's.
+type CallSettings struct {
+	// SystemPrompt replaces the session's systemPrompt; "" is none.
+	SystemPrompt *string `json:"systemPrompt,omitempty"`
+	// DOMSettleTimeoutMs replaces the session's domSettleTimeoutMs; 0 is
+	// the engine's default.
+	DOMSettleTimeoutMs *float64 `json:"domSettleTimeoutMs,omitempty"`
+}
+
+// Bounds of CallSettings: those of the session's own systemPrompt and
+// domSettleTimeoutMs.
+const (
+	// MaxSystemPromptLength bounds SystemPrompt, in characters.
+	MaxSystemPromptLength = 32768
+	// MaxDOMSettleTimeoutMs bounds DOMSettleTimeoutMs: 10 minutes.
+	MaxDOMSettleTimeoutMs = 600000
+)
+
+// Problem says what is wrong with the settings, naming the field under
+// "options.", or "" when nothing is.
+func (s CallSettings) Problem() string {
+	if p := s.SystemPrompt; p != nil && utf8.RuneCountInString(*p) > MaxSystemPromptLength {
+		return fmt.Sprintf("options.systemPrompt must be at most %d characters long", MaxSystemPromptLength)
+	}
+	if ms := s.DOMSettleTimeoutMs; ms != nil && (math.IsNaN(*ms) || *ms < 0 || *ms > MaxDOMSettleTimeoutMs || *ms != math.Trunc(*ms)) {
+		return fmt.Sprintf("options.domSettleTimeoutMs must be a whole number of milliseconds from 0 to %d", MaxDOMSettleTimeoutMs)
+	}
+	return ""
 }
 
 // ActResult is act's result.
@@ -268,6 +311,7 @@ type ObserveOptions struct {
 	Selector string `json:"selector,omitempty"`
 	// IgnoreSelectors leave out the elements they match.
 	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
+	CallSettings
 }
 
 // ExtractRequest is the body of POST /v1/extract. With Schema, the result is
@@ -291,6 +335,7 @@ type ExtractOptions struct {
 	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
 	// Screenshot sends a screenshot of the page to the model too.
 	Screenshot *bool `json:"screenshot,omitempty"`
+	CallSettings
 }
 
 // WaitUntil is the page event a navigation waits for.

@@ -249,7 +249,7 @@ func (s *Server) runAgent(ctx context.Context, req rpc.AgentTaskRequest, onStep 
 		// Its turn came as it ended.
 		return fail(causeOf(ctx))
 	}
-	tctx, finish, ok := s.begin(ctx, b, "agentExecute", 0)
+	tctx, finish, ok := s.begin(ctx, b.TabContext(), "agentExecute", 0)
 	if !ok {
 		return fail(errShuttingDown)
 	}

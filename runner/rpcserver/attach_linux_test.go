@@ -25,6 +25,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -255,5 +256,30 @@ func TestCDPProxyFilterOnAttachedBrowser(t *testing.T) {
 	runnertest.WantContains(t, "log", logs.String(), `msg="cdp proxy: rewritten" method=Browser.setDownloadBehavior reason="the session refuses downloads: behavior set to deny"`)
 	if !procs.Running(pid) {
 		t.Fatal("the user's browser stopped")
+	}
+}
+
+// A session attached at cdpUrl leaves the tabs its clients opened, and
+// that operations attached to, open when it ends: they are the user's
+// browser's; only the runner's own tab closes.
+func TestAttachedBrowserKeepsTheClientsTabs(t *testing.T) {
+	wsURL, _ := externalChromium(t)
+	direct := "http://" + wsURL.Host
+	before := pageTargets(t, direct)
+	b := browsertest.Start(t, runnertest.AttachConfig(wsURL.String(), nil, nil))
+	_, c, _ := newTestServer(t, b, nil)
+	site := tabsSite(t)
+	cdp := dialCDP(t, c)
+	tab, _ := clientTab(t, cdp, site.URL+"/second")
+	runnertest.WantContains(t, "pageText", pageTextOf(t, c, tab), "The client's tab")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.WaitFor(t, "the runner's tab to close", func() bool { return len(pageTargets(t, direct)) == len(before)+1 })
+	if !slices.Contains(pageTargets(t, direct), tab) {
+		t.Errorf("the client's tab %s closed with the session", tab)
 	}
 }

@@ -70,8 +70,8 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) {
 	// The engine keeps the deadline (an operation running at it may
 	// finish); this bound, beyond it, cancels what still runs.
 	wall := call.Timeout + batchGrace + 10*time.Second
-	s.operate(w, r, "batch", batchParams(&req), nil, wall, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
-		h := &batchHost{s: s, r: r, tab: p, progress: progress, model: req.Model, pages: operations.NewBatchPages(batchKnownPages(&req, p))}
+	s.operate(w, r, "batch", batchParams(&req), "", nil, wall, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+		h := &batchHost{s: s, r: r, progress: progress, req: &req, pages: operations.NewBatchPages(batchKnownPages(&req, p))}
 		if call.Page == "" {
 			call.Page = string(p.TargetID())
 		}
@@ -106,6 +106,11 @@ func batchCall(req *rpc.BatchRequest, opts BatchOptions) (batch.Call, *rpc.Error
 			return call, rpc.Errorf(rpc.CodeBadRequest, "timeout must be between 0 and %d milliseconds", rpc.MaxBatchTimeout/time.Millisecond)
 		}
 		call.Timeout = time.Duration(*t * float64(time.Millisecond))
+	}
+	if msg := req.CallSettings.Problem(); msg != "" {
+		// Problem names the fields as options' ones; a batch has them
+		// at the top.
+		return call, rpc.Errorf(rpc.CodeBadRequest, "%s", strings.TrimPrefix(msg, "options."))
 	}
 	if len(req.PageIDs) > rpc.MaxBatchPageIDs {
 		return call, rpc.Errorf(rpc.CodeBadRequest, "pageIds: at most %d pages", rpc.MaxBatchPageIDs)
@@ -164,46 +169,52 @@ func batchFailure(err error) error {
 }
 
 // batchHost is engine/batch's Host in the runner: the script's operations
-// run through the Server's Interface, each in the batch's turn of the
-// queue, with its own timeout, and are recorded in the history.
+// run through the Server's Interface, in the batch's turn of the queue,
+// each on the tab its page names (as the RPC's own, through the Server's
+// target and begin), with its own timeout, and are recorded in the
+// history.
 type batchHost struct {
 	s        *Server
 	r        *http.Request
-	tab      *chromium.Tab
 	progress operations.ProgressFunc
-	model    *rpc.ModelConfig
+	req      *rpc.BatchRequest
 	pages    *operations.BatchPages
 }
 
 var _ batch.Host = (*batchHost)(nil)
 
-// operate runs one of the script's operations with its timeout and
-// records it under a new action id, which it returns.
-func (h *batchHost) operate(ctx context.Context, op string, params any, timeout *float64, def time.Duration, fn func(ctx context.Context) (any, rpc.Usage, error)) (any, rpc.Usage, string, error) {
+// operate runs one of the script's operations on the tab page names, with
+// its timeout, and records it under a new action id, which it returns.
+func (h *batchHost) operate(ctx context.Context, op string, params any, page string, timeoutMs *float64, def time.Duration, fn opFunc) (any, rpc.Usage, string, error) {
 	id := uuid.NewString()
 	started := time.Now()
 	// record reads the action id off the request.
 	rec := h.r.Clone(ctx)
 	rec.Header.Set(rpc.HeaderActionID, id)
-	d, terr := opTimeout(timeout, def)
-	if terr != nil {
-		return nil, rpc.Usage{}, id, terr
-	}
-	octx := ctx
-	if d > 0 {
-		var cancel context.CancelFunc
-		octx, cancel = context.WithTimeoutCause(ctx, d, rpc.Errorf(rpc.CodeTimeout, "%s did not finish within %v", op, d))
-		defer cancel()
-	}
-	result, usage, err := fn(octx)
-	if err != nil {
-		b, _ := h.s.readyBrowser()
-		e := rpc.Errorf(rpc.CodeEngineError, "%s", err.Error())
-		if b != nil {
-			e = h.s.classify(octx, b, err)
-		}
+	fail := func(usage rpc.Usage, e *rpc.Error) (any, rpc.Usage, string, error) {
 		h.s.record(rec, op, params, started, nil, usage, e)
 		return nil, usage, id, e
+	}
+	timeout, terr := opTimeout(timeoutMs, def)
+	if terr != nil {
+		return fail(rpc.Usage{}, terr)
+	}
+	b, berr := h.s.readyBrowser()
+	if berr != nil {
+		return fail(rpc.Usage{}, berr)
+	}
+	tgt, terr := h.s.target(ctx, b, op, page, timeout)
+	if terr != nil {
+		return fail(rpc.Usage{}, terr)
+	}
+	octx, finish, ok := h.s.begin(ctx, tgt.Context(), op, timeout)
+	if !ok {
+		return fail(rpc.Usage{}, errShuttingDown)
+	}
+	defer finish()
+	result, usage, err := fn(octx, tgt.TabFor(octx, h.s.settle), h.progress)
+	if err != nil {
+		return fail(usage, h.s.classify(octx, b, err))
 	}
 	h.s.record(rec, op, params, started, result, usage, nil)
 	return result, usage, id, nil
@@ -257,20 +268,20 @@ func (h *batchHost) Goto(ctx context.Context, page, url string) error {
 	if err := operations.ValidateNavigateURL(url); err != nil {
 		return err
 	}
-	_, _, _, err := h.operate(ctx, "navigate", navigateParams(&req), nil, operations.DefaultNavigateTimeout, func(ctx context.Context) (any, rpc.Usage, error) {
-		res, err := h.s.ops.Navigate(ctx, h.tab, req, h.progress)
+	_, _, _, err := h.operate(ctx, "navigate", navigateParams(&req), page, nil, operations.DefaultNavigateTimeout, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+		res, err := h.s.ops.Navigate(ctx, tab, req, progress)
 		return res, rpc.Usage{}, err
 	})
 	return err
 }
 
 func (h *batchHost) Act(ctx context.Context, page string, in batch.ActInput, opts batch.Options) (*batch.ActResult, error) {
-	req, err := operations.BatchActRequest(page, in, opts, h.model)
-	if err != nil {
-		return nil, err
+	req := operations.BatchActRequest(h.req, page, in, opts)
+	if msg := req.Options.Problem(); msg != "" {
+		return nil, rpc.Errorf(rpc.CodeBadRequest, "%s", msg)
 	}
-	res, usage, id, err := h.operate(ctx, "act", actParams(&req), req.Options.Timeout, 0, func(ctx context.Context) (any, rpc.Usage, error) {
-		return h.s.ops.Act(ctx, h.tab, req, h.progress)
+	res, usage, id, err := h.operate(ctx, "act", actParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+		return h.s.ops.Act(ctx, tab, req, progress)
 	})
 	if err != nil {
 		return nil, err
@@ -288,9 +299,9 @@ func (h *batchHost) Act(ctx context.Context, page string, in batch.ActInput, opt
 }
 
 func (h *batchHost) Observe(ctx context.Context, page, instruction string, opts batch.Options) (*batch.ObserveResult, error) {
-	req := operations.BatchObserveRequest(page, instruction, opts, h.model)
-	res, usage, id, err := h.operate(ctx, "observe", observeParams(&req), req.Options.Timeout, 0, func(ctx context.Context) (any, rpc.Usage, error) {
-		actions, usage, err := h.s.ops.Observe(ctx, h.tab, req, h.progress)
+	req := operations.BatchObserveRequest(h.req, page, instruction, opts)
+	res, usage, id, err := h.operate(ctx, "observe", observeParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+		actions, usage, err := h.s.ops.Observe(ctx, tab, req, progress)
 		return actions, usage, err
 	})
 	if err != nil {
@@ -300,9 +311,9 @@ func (h *batchHost) Observe(ctx context.Context, page, instruction string, opts 
 }
 
 func (h *batchHost) Extract(ctx context.Context, page, instruction string, schema json.RawMessage, opts batch.Options) (*batch.ExtractResult, error) {
-	req := operations.BatchExtractRequest(page, instruction, schema, opts, h.model)
-	res, usage, id, err := h.operate(ctx, "extract", extractParams(&req), req.Options.Timeout, 0, func(ctx context.Context) (any, rpc.Usage, error) {
-		data, usage, err := h.s.ops.Extract(ctx, h.tab, req, h.progress)
+	req := operations.BatchExtractRequest(h.req, page, instruction, schema, opts)
+	res, usage, id, err := h.operate(ctx, "extract", extractParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+		data, usage, err := h.s.ops.Extract(ctx, tab, req, progress)
 		return data, usage, err
 	})
 	if err != nil {

@@ -33,8 +33,9 @@ import (
 
 // The runner records every operation it serves (act, observe, extract,
 // navigate), failures included, in its session's history (runner/replay):
-// in memory, bounded, redacted. Only a call whose caller went away before
-// its outcome is left out: it has none. GET rpc.ReplayPath answers the
+// in memory, bounded, redacted. A call whose caller went away is recorded
+// as failed with CANCELED, with the usage it spent: what a caller sees in
+// the replay when it abandoned a call. GET rpc.ReplayPath answers the
 // history; when the runner stops, the summary of it goes to its
 // termination message (Run).
 
@@ -52,9 +53,6 @@ func actionID(r *http.Request) string {
 
 // record adds an operation's outcome to the history.
 func (s *Server) record(r *http.Request, op string, params any, started time.Time, result any, usage rpc.Usage, failure *rpc.Error) {
-	if failure != nil && failure.Code == rpc.CodeCanceled {
-		return
-	}
 	e := replay.Entry{
 		ActionID: actionID(r),
 		Method:   op,
@@ -139,12 +137,20 @@ func modelName(m *rpc.ModelConfig) string {
 	return m.ModelName
 }
 
+// A call's systemPrompt is left out of its record: it is the caller's
+// prompt, as long as 32768 characters; its settle timeout and selfHeal are
+// recorded.
+
 type actParamsView struct {
-	Input     any      `json:"input"`
-	Model     string   `json:"model,omitempty"`
-	Variables []string `json:"variables,omitempty"`
-	TimeoutMs *float64 `json:"timeout,omitempty"`
-	FrameID   string   `json:"frameId,omitempty"`
+	Input              any      `json:"input"`
+	Model              string   `json:"model,omitempty"`
+	Variables          []string `json:"variables,omitempty"`
+	TimeoutMs          *float64 `json:"timeout,omitempty"`
+	Selector           string   `json:"selector,omitempty"`
+	IgnoreSelectors    []string `json:"ignoreSelectors,omitempty"`
+	SelfHeal           *bool    `json:"selfHeal,omitempty"`
+	DOMSettleTimeoutMs *float64 `json:"domSettleTimeoutMs,omitempty"`
+	FrameID            string   `json:"frameId,omitempty"`
 }
 
 func actParams(req *rpc.ActRequest) any {
@@ -153,40 +159,44 @@ func actParams(req *rpc.ActRequest) any {
 		input = req.Input.Action
 	}
 	return actParamsView{Input: input, Model: modelName(req.Options.Model), Variables: variableNames(req.Options.Variables),
-		TimeoutMs: req.Options.Timeout, FrameID: req.FrameID}
+		TimeoutMs: req.Options.Timeout, Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
+		SelfHeal: req.Options.SelfHeal, DOMSettleTimeoutMs: req.Options.DOMSettleTimeoutMs, FrameID: req.FrameID}
 }
 
 type observeParamsView struct {
-	Instruction     string   `json:"instruction,omitempty"`
-	Model           string   `json:"model,omitempty"`
-	Variables       []string `json:"variables,omitempty"`
-	TimeoutMs       *float64 `json:"timeout,omitempty"`
-	Selector        string   `json:"selector,omitempty"`
-	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
-	FrameID         string   `json:"frameId,omitempty"`
+	Instruction        string   `json:"instruction,omitempty"`
+	Model              string   `json:"model,omitempty"`
+	Variables          []string `json:"variables,omitempty"`
+	TimeoutMs          *float64 `json:"timeout,omitempty"`
+	Selector           string   `json:"selector,omitempty"`
+	IgnoreSelectors    []string `json:"ignoreSelectors,omitempty"`
+	DOMSettleTimeoutMs *float64 `json:"domSettleTimeoutMs,omitempty"`
+	FrameID            string   `json:"frameId,omitempty"`
 }
 
 func observeParams(req *rpc.ObserveRequest) any {
 	return observeParamsView{Instruction: req.Instruction, Model: modelName(req.Options.Model),
 		Variables: variableNames(req.Options.Variables), TimeoutMs: req.Options.Timeout,
-		Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors, FrameID: req.FrameID}
+		Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
+		DOMSettleTimeoutMs: req.Options.DOMSettleTimeoutMs, FrameID: req.FrameID}
 }
 
 type extractParamsView struct {
-	Instruction     string          `json:"instruction,omitempty"`
-	Schema          json.RawMessage `json:"schema,omitempty"`
-	Model           string          `json:"model,omitempty"`
-	TimeoutMs       *float64        `json:"timeout,omitempty"`
-	Selector        string          `json:"selector,omitempty"`
-	IgnoreSelectors []string        `json:"ignoreSelectors,omitempty"`
-	Screenshot      *bool           `json:"screenshot,omitempty"`
-	FrameID         string          `json:"frameId,omitempty"`
+	Instruction        string          `json:"instruction,omitempty"`
+	Schema             json.RawMessage `json:"schema,omitempty"`
+	Model              string          `json:"model,omitempty"`
+	TimeoutMs          *float64        `json:"timeout,omitempty"`
+	Selector           string          `json:"selector,omitempty"`
+	IgnoreSelectors    []string        `json:"ignoreSelectors,omitempty"`
+	Screenshot         *bool           `json:"screenshot,omitempty"`
+	DOMSettleTimeoutMs *float64        `json:"domSettleTimeoutMs,omitempty"`
+	FrameID            string          `json:"frameId,omitempty"`
 }
 
 func extractParams(req *rpc.ExtractRequest) any {
 	return extractParamsView{Instruction: req.Instruction, Schema: req.Schema, Model: modelName(req.Options.Model),
 		TimeoutMs: req.Options.Timeout, Selector: req.Options.Selector, IgnoreSelectors: req.Options.IgnoreSelectors,
-		Screenshot: req.Options.Screenshot, FrameID: req.FrameID}
+		Screenshot: req.Options.Screenshot, DOMSettleTimeoutMs: req.Options.DOMSettleTimeoutMs, FrameID: req.FrameID}
 }
 
 type navigateParamsView struct {

@@ -39,6 +39,7 @@ import (
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/operations"
+	"github.com/browserfleet/browserfleet/runner/replay"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -380,10 +381,10 @@ func TestCallerDisconnectCancelsOperation(t *testing.T) {
 	engine := browsertest.NewOperations()
 	s, c, _ := newTestServer(t, b, engine)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(rpc.WithActionID(context.Background(), "abandoned-1"))
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := c.Call(ctx, rpc.ActPath, browsertest.Act("hold forever"))
+		_, err := rpc.NewClient(c.Base, c.Token, nil).Act(ctx, browsertest.Act("hold forever"), nil)
 		done <- err
 	}()
 	engine.WaitStarted(t, "hold forever")
@@ -402,6 +403,19 @@ func TestCallerDisconnectCancelsOperation(t *testing.T) {
 	status, body := c.MustCall(t, rpc.NavigatePath, rpc.NavigateRequest{URL: "about:blank"})
 	runnertest.Want(t, "next call status", status, 200)
 	_ = body
+	// The abandoned call is in the history, as cancelled.
+	var got *replay.Action
+	for _, p := range s.History().Replay().Pages {
+		for _, a := range p.Actions {
+			if a.ActionID == "abandoned-1" {
+				got = &a
+			}
+		}
+	}
+	if got == nil {
+		t.Fatal("the abandoned call is not in the history")
+	}
+	runnertest.WantContains(t, "its result", string(got.Result), `"code":"CANCELED"`)
 }
 
 func TestNavigate(t *testing.T) {

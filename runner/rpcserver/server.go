@@ -242,8 +242,11 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 	case req.Input.Action != nil && req.Input.Action.Selector == "":
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "input.selector is required for an action"))
 		return
+	case req.Options.Problem() != "":
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", req.Options.Problem()))
+		return
 	}
-	s.operate(w, r, "act", actParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "act", actParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		res, usage, err := s.ops.Act(ctx, p, req, progress)
 		if res != nil && res.Actions == nil {
 			res.Actions = []rpc.Action{}
@@ -257,7 +260,11 @@ func (s *Server) serveObserve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	s.operate(w, r, "observe", observeParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	if msg := req.Options.Problem(); msg != "" {
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
+		return
+	}
+	s.operate(w, r, "observe", observeParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		actions, usage, err := s.ops.Observe(ctx, p, req, progress)
 		if actions == nil {
 			actions = []rpc.Action{}
@@ -271,6 +278,10 @@ func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
+	if msg := req.Options.Problem(); msg != "" {
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
+		return
+	}
 	if len(req.Schema) > 0 && string(req.Schema) != "null" {
 		if req.Instruction == "" {
 			writeError(w, rpc.Errorf(rpc.CodeBadRequest, "a schema needs an instruction"))
@@ -281,7 +292,7 @@ func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.operate(w, r, "extract", extractParams(&req), req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "extract", extractParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		return s.ops.Extract(ctx, p, req, progress)
 	})
 }
@@ -299,7 +310,7 @@ func (s *Server) serveNavigate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "waitUntil must be load, domcontentloaded or networkidle"))
 		return
 	}
-	s.operate(w, r, "navigate", navigateParams(&req), req.Options.Timeout, operations.DefaultNavigateTimeout, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "navigate", navigateParams(&req), req.FrameID, req.Options.Timeout, operations.DefaultNavigateTimeout, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
 		res, err := s.ops.Navigate(ctx, p, req, progress)
 		return res, rpc.Usage{}, err
 	})
@@ -355,11 +366,11 @@ func jsonErrorText(err error) string {
 
 type opFunc func(ctx context.Context, page *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error)
 
-// operate runs one page operation: in its turn, on the page, with the
-// call's timeout, and writes its outcome. Every outcome but a caller's
-// going away is recorded in the history, with params, the request as the
-// history keeps it.
-func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, params any, timeoutMs *float64, defaultTimeout time.Duration, fn opFunc) {
+// operate runs one page operation: in its turn, on the tab frameID names
+// (chromium.Browser.Target: the runner's own for none), with the call's
+// timeout, and writes its outcome. Every outcome is recorded in the
+// history, with params, the request as the history keeps it.
+func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, params any, frameID string, timeoutMs *float64, defaultTimeout time.Duration, fn opFunc) {
 	resp := newResponder(w, r, s.log)
 	started := time.Now()
 	fail := func(e *rpc.Error) {
@@ -401,13 +412,18 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, para
 		return
 	}
 
-	ctx, finish, ok := s.begin(r.Context(), b, op, timeout)
+	tgt, terr := s.target(r.Context(), b, op, frameID, timeout)
+	if terr != nil {
+		fail(terr)
+		return
+	}
+	ctx, finish, ok := s.begin(r.Context(), tgt.Context(), op, timeout)
 	if !ok {
 		fail(errShuttingDown)
 		return
 	}
 	defer finish()
-	page := b.TabFor(ctx, s.settle)
+	page := tgt.TabFor(ctx, s.settle)
 	start := time.Now()
 	stopEgress := b.WatchEgress(resp.progress)
 	result, usage, err := fn(ctx, page, resp.progress)
@@ -439,14 +455,43 @@ func opTimeout(ms *float64, def time.Duration) (time.Duration, *rpc.Error) {
 	return time.Duration(*ms * float64(time.Millisecond)), nil
 }
 
-// begin makes the operation's context: a chromedp context of the tab that
-// ends when the caller goes away (CANCELED), the timeout passes (TIMEOUT),
-// the runner stops (SHUTTING_DOWN) or the browser dies (its context,
-// cancelled by chromedp, with no cause of ours). reqCtx is the request's
-// context, or an agent task's, whose *rpc.Error cause (its cancellation,
-// its deadline) becomes the operation's.
-func (s *Server) begin(reqCtx context.Context, b *chromium.Browser, op string, timeout time.Duration) (context.Context, func(), bool) {
-	ctx, cancel := context.WithCancelCause(b.TabContext())
+// targetLookupTimeout bounds finding (and attaching to) the tab of an
+// operation without a timeout of its own.
+const targetLookupTimeout = 30 * time.Second
+
+// target is the tab an operation naming frameID runs on, found within the
+// operation's timeout.
+func (s *Server) target(reqCtx context.Context, b *chromium.Browser, op, frameID string, timeout time.Duration) (*chromium.Target, *rpc.Error) {
+	if timeout <= 0 {
+		timeout = targetLookupTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(reqCtx, timeout, rpc.Errorf(rpc.CodeTimeout, "%s did not find its tab within %v", op, timeout))
+	defer cancel()
+	t, err := b.Target(ctx, frameID)
+	if err == nil {
+		return t, nil
+	}
+	var cause *rpc.Error
+	switch {
+	case reqCtx.Err() != nil:
+		return nil, errCallerGone
+	case errors.As(context.Cause(ctx), &cause):
+		return nil, cause
+	case b.Err() != nil:
+		return nil, rpc.Errorf(rpc.CodeBrowserCrashed, "%s", b.Err().Error())
+	}
+	return nil, rpc.Errorf(rpc.CodeEngineError, "frameId %s: %s", frameID, err.Error())
+}
+
+// begin makes the operation's context: a chromedp context of the tab
+// (tabCtx) that ends when the caller goes away (CANCELED), the timeout
+// passes (TIMEOUT), the runner stops (SHUTTING_DOWN), the tab closes (a
+// BAD_REQUEST naming frameId) or the browser dies (its context, cancelled
+// by chromedp, with no cause of ours). reqCtx is the request's context, or
+// an agent task's, whose *rpc.Error cause (its cancellation, its deadline)
+// becomes the operation's.
+func (s *Server) begin(reqCtx, tabCtx context.Context, op string, timeout time.Duration) (context.Context, func(), bool) {
+	ctx, cancel := context.WithCancelCause(tabCtx)
 	stopReq := context.AfterFunc(reqCtx, func() {
 		var cause *rpc.Error
 		if errors.As(context.Cause(reqCtx), &cause) {

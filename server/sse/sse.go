@@ -215,6 +215,12 @@ func (s *Stream) Finished(result any, actionID string) error {
 	return s.frame(EventFinished, TypeSystem, finishedData{Status: EventFinished, Result: result, ActionID: actionID}, true)
 }
 
+// FinishedOperation writes the terminal frame of act, observe and extract:
+// Finished's, with how the result was made (data.metadata).
+func (s *Stream) FinishedOperation(result any, actionID string, metadata any) error {
+	return s.frame(EventFinished, TypeSystem, finishedData{Status: EventFinished, Result: result, ActionID: actionID, Metadata: metadata}, true)
+}
+
 // FinishedAgent writes agentExecute's terminal frame: the result and, when
 // the call asked for one, its cache entry.
 func (s *Stream) FinishedAgent(result, cacheEntry any) error {
@@ -251,6 +257,7 @@ type (
 		Status     string `json:"status"`
 		Result     any    `json:"result"`
 		ActionID   string `json:"actionId,omitempty"`
+		Metadata   any    `json:"metadata,omitempty"`
 		CacheEntry any    `json:"cacheEntry,omitempty"`
 	}
 	errorData struct {

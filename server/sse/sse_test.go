@@ -186,6 +186,14 @@ func TestStreamFrames(t *testing.T) {
 			want: []item{{Event: "finished", Data: map[string]any{"type": "system", "status": "finished", "result": map[string]any{"extraction": "a < b"}}}},
 		},
 		{
+			name: "an operation's result with its metadata",
+			run: func(s *Stream) error {
+				return s.FinishedOperation([]rpc.Action{}, "id-1", map[string]any{"cache": map[string]any{"status": "DISABLED"}})
+			},
+			want: []item{{Event: "finished", Data: map[string]any{"type": "system", "status": "finished", "result": []any{},
+				"actionId": "id-1", "metadata": map[string]any{"cache": map[string]any{"status": "DISABLED"}}}}},
+		},
+		{
 			name: "unencodable result ends in an error frame",
 			run: func(s *Stream) error {
 				if err := s.Finished(make(chan int), "id"); err == nil {

@@ -55,6 +55,8 @@ func DecodeBatch(body []byte) (*rpc.BatchRequest, *ValidationError) {
 		ActivePageID: deref(w.ActivePageID),
 		Timeout:      w.Timeout,
 		Model:        w.Model.config(),
+		SelfHeal:     w.SelfHeal,
+		CallSettings: w.settings(),
 		PageIDs:      w.PageIDs,
 		Metrics:      w.Metrics,
 	}
@@ -88,4 +90,6 @@ type batchWire struct {
 	Timeout      *float64           `json:"timeout"`
 	Model        *modelWire         `json:"model"`
 	Metrics      map[string]float64 `json:"metrics"`
+	SelfHeal     *bool              `json:"selfHeal"`
+	settingsWire
 }

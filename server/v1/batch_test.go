@@ -28,6 +28,7 @@ import (
 
 func TestDecodeBatch(t *testing.T) {
 	ms := func(v float64) *float64 { return &v }
+	yes, brief := true, "be brief"
 	tests := []struct {
 		name string
 		body string
@@ -42,6 +43,8 @@ func TestDecodeBatch(t *testing.T) {
 			rpc.BatchRequest{Source: "s", Input: json.RawMessage(`"x"`), PageID: "P", ActivePageID: "A", PageIDs: []string{"A", "P"}, Timeout: ms(5000),
 				Model: &rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini"}, Metrics: map[string]float64{"actPromptTokens": 3}},
 		},
+		{"the instance's settings", `{"source":"s","selfHeal":true,"systemPrompt":"be brief","domSettleTimeoutMs":2000}`,
+			rpc.BatchRequest{Source: "s", SelfHeal: &yes, CallSettings: rpc.CallSettings{SystemPrompt: &brief, DOMSettleTimeoutMs: ms(2000)}}},
 		{"model object with a key", `{"source":"s","model":{"modelName":"openai/x","apiKey":"k"}}`,
 			rpc.BatchRequest{Source: "s", Model: &rpc.ModelConfig{ModelName: "openai/x", APIKey: "k"}}},
 		{"null pages", `{"source":"s","pageId":null,"activePageId":null}`, rpc.BatchRequest{Source: "s"}},
@@ -70,6 +73,7 @@ func TestDecodeBatchIssues(t *testing.T) {
 		{"negative timeout", `{"source":"s","timeout":-1}`, []Issue{{"timeout", "must be at least 0"}}},
 		{"unknown counter", `{"source":"s","metrics":{"bogus":1}}`, []Issue{{"metrics.bogus", "unknown field"}}},
 		{"bad model", `{"source":"s","model":"gpt"}`, []Issue{{"model", modelPrefixMessage}}},
+		{"settle timeout not whole", `{"source":"s","domSettleTimeoutMs":1.5}`, []Issue{{"domSettleTimeoutMs", "must be a whole number"}}},
 		{"empty page id", `{"source":"s","pageIds":[""]}`, []Issue{{"pageIds[0]", "must not be empty"}}},
 	}
 	runIssueCases(t, DecodeBatch, tests)

@@ -487,9 +487,10 @@ func TestValidatorResponses(t *testing.T) {
 		act       = "/v1/sessions/{id}/act"
 		jsonCT    = "application/json"
 		sseCT     = "text/event-stream"
-		actData   = `{"result":{"success":true,"message":"done","actionDescription":"d","actions":[{"selector":"xpath=/a","description":"a","method":"click","arguments":[],"backendNodeId":3}]},"actionId":"` + actionID + `"}`
+		metadata  = `"metadata":{"cache":{"status":"DISABLED"},"usage":{"inputTokens":10,"outputTokens":2,"reasoningTokens":0,"cachedInputTokens":0,"inferenceTimeMs":31}}`
+		actData   = `{"result":{"success":true,"message":"done","actionDescription":"d","actions":[{"selector":"xpath=/a","description":"a","method":"click","arguments":[],"backendNodeId":3}]},"actionId":"` + actionID + `",` + metadata + `}`
 		view      = `{"sessionId":"s","phase":"Ready","message":"","createdAt":"2026-01-01T00:00:00Z","startedAt":null,"expiresAt":"2026-01-01T01:00:00Z","endedAt":null,"modelName":"openai/gpt-4o","userMetadata":{},"cdpUrl":null}`
-		actResult = `,"result":{"success":true,"message":"m","actionDescription":"d","actions":[]},"actionId":"` + actionID + `"`
+		actResult = `,"result":{"success":true,"message":"m","actionDescription":"d","actions":[]},"actionId":"` + actionID + `",` + metadata
 	)
 	starting, connected := frame("starting", "system", ""), frame("connected", "system", "")
 	running := frame("running", "log", `,"message":{"category":"action","message":"clicking","level":1,"timestamp":"2026-01-01T00:00:00.123Z","auxiliary":{"selector":{"value":"xpath=/a","type":"string"}}}`)
@@ -502,7 +503,14 @@ func TestValidatorResponses(t *testing.T) {
 		{"act result", "POST", act, 200, jsonCT, `{"success":true,"data":` + actData + `}`, true},
 		{"content type parameters", "POST", act, 200, "application/json; charset=utf-8", `{"success":true,"data":` + actData + `}`, true},
 		{"act result with an extra field", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, `"actionId"`, `"extra":1,"actionId"`, 1) + `}`, false},
-		{"act result without actionId", "POST", act, 200, jsonCT, `{"success":true,"data":{"result":{"success":true,"message":"","actionDescription":"","actions":[]}}}`, false},
+		{"act result without actionId", "POST", act, 200, jsonCT, `{"success":true,"data":{"result":{"success":true,"message":"","actionDescription":"","actions":[]},` + metadata + `}}`, false},
+		{"act result without metadata", "POST", act, 200, jsonCT, `{"success":true,"data":{"result":{"success":true,"message":"","actionDescription":"","actions":[]},"actionId":"` + actionID + `"}}`, false},
+		{"cache hit with its optional fields", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, `{"status":"DISABLED"}`,
+			`{"status":"HIT","count":3,"threshold":2,"tokensSaved":{"inputTokens":10,"outputTokens":2,"totalTokens":12}}`, 1) + `}`, true},
+		{"cache miss with its reason", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, `{"status":"DISABLED"}`,
+			`{"status":"MISS","count":1,"threshold":2,"missReason":"below the threshold"}`, 1) + `}`, true},
+		{"unknown cache status", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, "DISABLED", "OFF", 1) + `}`, false},
+		{"usage without inferenceTimeMs", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, `,"inferenceTimeMs":31`, "", 1) + `}`, false},
 		{"act result with a bad actionId", "POST", act, 200, jsonCT, `{"success":true,"data":` + strings.Replace(actData, actionID, "nope", 1) + `}`, false},
 		{"success false with 200", "POST", act, 200, jsonCT, `{"success":false,"data":` + actData + `}`, false},
 		{"undocumented content type", "POST", act, 200, "text/plain", `ok`, false},
@@ -516,9 +524,10 @@ func TestValidatorResponses(t *testing.T) {
 		{"start with an extra field", "POST", "/v1/sessions/start", 200, jsonCT, `{"success":true,"data":{"sessionId":"s","available":true,"region":"x"}}`, false},
 		{"end", "POST", "/v1/sessions/{id}/end", 200, jsonCT, `{"success":true}`, true},
 		{"end with data", "POST", "/v1/sessions/{id}/end", 200, jsonCT, `{"success":true,"data":{}}`, false},
-		{"observe", "POST", "/v1/sessions/{id}/observe", 200, jsonCT, `{"success":true,"data":{"result":[],"actionId":"` + actionID + `"}}`, true},
+		{"observe", "POST", "/v1/sessions/{id}/observe", 200, jsonCT, `{"success":true,"data":{"result":[],"actionId":"` + actionID + `",` + metadata + `}}`, true},
 		{"observe action without selector", "POST", "/v1/sessions/{id}/observe", 200, jsonCT, `{"success":true,"data":{"result":[{"description":"x"}],"actionId":"` + actionID + `"}}`, false},
-		{"extract any result", "POST", "/v1/sessions/{id}/extract", 200, jsonCT, `{"success":true,"data":{"result":[1,"a",null],"actionId":"` + actionID + `"}}`, true},
+		{"extract any result", "POST", "/v1/sessions/{id}/extract", 200, jsonCT, `{"success":true,"data":{"result":[1,"a",null],"actionId":"` + actionID + `",` + metadata + `}}`, true},
+		{"extract without metadata", "POST", "/v1/sessions/{id}/extract", 200, jsonCT, `{"success":true,"data":{"result":{},"actionId":"` + actionID + `"}}`, false},
 		{"extract schema violation", "POST", "/v1/sessions/{id}/extract", 422, jsonCT, `{"success":false,"error":"at /p: want number","code":"SCHEMA_VIOLATION"}`, true},
 		{"navigate", "POST", "/v1/sessions/{id}/navigate", 200, jsonCT, `{"success":true,"data":{"result":{"url":"about:blank","ok":true},"actionId":"` + actionID + `"}}`, true},
 		{"navigate egress denied", "POST", "/v1/sessions/{id}/navigate", 403, jsonCT, `{"success":false,"error":"the egress policy refuses connections to 10.0.0.5 (a private address)","code":"EGRESS_DENIED"}`, true},
@@ -544,6 +553,10 @@ func TestValidatorResponses(t *testing.T) {
 		{"stream", "POST", act, 200, sseCT, sse(starting, connected, running, [2]string{"", ": keep-alive"}, running, frame("finished", "system", actResult)), true},
 		{"stream ending in error", "POST", act, 200, sseCT, sse(starting, connected, frame("error", "system", `,"error":"boom"`)), true},
 		{"stream with a wrong result", "POST", act, 200, sseCT, sse(starting, frame("finished", "system", `,"result":{"success":true}`)), false},
+		{"stream ending without metadata", "POST", act, 200, sseCT, sse(starting, connected,
+			frame("finished", "system", strings.Replace(actResult, ","+metadata, "", 1))), false},
+		{"navigate stream has no metadata", "POST", "/v1/sessions/{id}/navigate", 200, sseCT, sse(starting, connected,
+			frame("finished", "system", `,"result":{"url":"about:blank","ok":true},"actionId":"`+actionID+`"`)), true},
 		{"stream without an end", "POST", act, 200, sseCT, sse(starting, connected, running), false},
 		{"stream going on after its end", "POST", act, 200, sseCT, sse(starting, frame("error", "system", `,"error":"x"`), running), false},
 		{"stream event name and status differ", "POST", act, 200, sseCT, sse(starting, [2]string{"finished", frame("error", "system", `,"error":"x"`)[1]}), false},

@@ -88,9 +88,13 @@ func DecodeAct(body []byte) (*ActBody, *ValidationError) {
 		Request: rpc.ActRequest{
 			Input: rpc.ActInput(w.Input),
 			Options: rpc.ActOptions{
-				Model:     w.Options.Model.config(),
-				Variables: w.Options.Variables.variables(),
-				Timeout:   w.Options.Timeout,
+				Model:           w.Options.Model.config(),
+				Variables:       w.Options.Variables.variables(),
+				Timeout:         w.Options.Timeout,
+				Selector:        w.Options.Selector,
+				IgnoreSelectors: w.Options.IgnoreSelectors,
+				SelfHeal:        w.Options.SelfHeal,
+				CallSettings:    w.Options.settings(),
 			},
 			FrameID: deref(w.FrameID),
 		},
@@ -120,6 +124,7 @@ func DecodeObserve(body []byte) (*ObserveBody, *ValidationError) {
 				Timeout:         w.Options.Timeout,
 				Selector:        w.Options.Selector,
 				IgnoreSelectors: w.Options.IgnoreSelectors,
+				CallSettings:    w.Options.settings(),
 			},
 			FrameID: deref(w.FrameID),
 		},
@@ -150,6 +155,7 @@ func DecodeExtract(body []byte) (*ExtractBody, *ValidationError) {
 			Selector:        w.Options.Selector,
 			IgnoreSelectors: w.Options.IgnoreSelectors,
 			Screenshot:      w.Options.Screenshot,
+			CallSettings:    w.Options.settings(),
 		},
 		FrameID: deref(w.FrameID),
 	}
@@ -202,9 +208,19 @@ type (
 		StreamResponse *bool          `json:"streamResponse"`
 	}
 	actOptionsWire struct {
-		Model     *modelWire    `json:"model"`
-		Variables variablesWire `json:"variables"`
-		Timeout   *float64      `json:"timeout"`
+		Model           *modelWire    `json:"model"`
+		Variables       variablesWire `json:"variables"`
+		Timeout         *float64      `json:"timeout"`
+		Selector        string        `json:"selector"`
+		IgnoreSelectors []string      `json:"ignoreSelectors"`
+		SelfHeal        *bool         `json:"selfHeal"`
+		settingsWire
+	}
+	// settingsWire are the session settings an operation may override.
+	settingsWire struct {
+		SystemPrompt *string `json:"systemPrompt"`
+		// A number: 2000.0 is a valid integer to the schema.
+		DOMSettleTimeoutMs *float64 `json:"domSettleTimeoutMs"`
 	}
 	observeWire struct {
 		Instruction    string             `json:"instruction"`
@@ -218,6 +234,7 @@ type (
 		Timeout         *float64      `json:"timeout"`
 		Selector        string        `json:"selector"`
 		IgnoreSelectors []string      `json:"ignoreSelectors"`
+		settingsWire
 	}
 	extractWire struct {
 		Instruction    string             `json:"instruction"`
@@ -232,6 +249,7 @@ type (
 		Selector        string     `json:"selector"`
 		IgnoreSelectors []string   `json:"ignoreSelectors"`
 		Screenshot      *bool      `json:"screenshot"`
+		settingsWire
 	}
 	navigateWire struct {
 		URL            string              `json:"url"`
@@ -245,6 +263,11 @@ type (
 		WaitUntil string   `json:"waitUntil"`
 	}
 )
+
+// settings are the runner's form of the overrides.
+func (w settingsWire) settings() rpc.CallSettings {
+	return rpc.CallSettings{SystemPrompt: w.SystemPrompt, DOMSettleTimeoutMs: w.DOMSettleTimeoutMs}
+}
 
 // actInputWire is act's input, `string | Action`. It has rpc.ActInput's
 // fields without its methods, whose decoding is case-insensitive.
@@ -484,4 +507,49 @@ func compileMessage(err error) string {
 	}
 	msg := strings.ReplaceAll(err.Error(), extractSchemaURL, "")
 	return strings.Join(strings.Fields(msg), " ")
+}
+
+// Metadata is data.metadata of an act, observe or extract success: how the
+// result was made, in the shape of the client library's result metadata.
+type Metadata struct {
+	Cache CacheMetadata `json:"cache"`
+	// Usage is the call's model usage, all zero when no inference ran.
+	Usage rpc.Usage `json:"usage"`
+}
+
+// CacheStatus says whether the server-side cache served a result.
+type CacheStatus string
+
+// Cache statuses.
+const (
+	CacheHit      CacheStatus = "HIT"
+	CacheMiss     CacheStatus = "MISS"
+	CacheDisabled CacheStatus = "DISABLED"
+)
+
+// CacheMetadata is the server-side cache's part of Metadata. Until the
+// service has a cache, Status is CacheDisabled and the rest is absent.
+type CacheMetadata struct {
+	Status CacheStatus `json:"status"`
+	// Count is how many times the key was seen, this call included.
+	Count int `json:"count,omitempty"`
+	// Threshold is the hit-count threshold in effect for the key.
+	Threshold int `json:"threshold,omitempty"`
+	// MissReason says why the cache did not serve the call; misses only.
+	MissReason string `json:"missReason,omitempty"`
+	// TokensSaved is what a hit saved; hits only.
+	TokensSaved *TokensSaved `json:"tokensSaved,omitempty"`
+}
+
+// TokensSaved is what a cache hit saved.
+type TokensSaved struct {
+	InputTokens  int64 `json:"inputTokens"`
+	OutputTokens int64 `json:"outputTokens"`
+	TotalTokens  int64 `json:"totalTokens"`
+}
+
+// ComputedMetadata is the metadata of a result computed with no cache
+// lookup, which cost usage.
+func ComputedMetadata(usage rpc.Usage) *Metadata {
+	return &Metadata{Cache: CacheMetadata{Status: CacheDisabled}, Usage: usage}
 }

@@ -150,6 +150,22 @@ func TestDecodeActIssues(t *testing.T) {
 		{"frameId of the wrong type", `{"input":"x","frameId":3}`, []Issue{{"frameId", "must be null or a string; got a number"}}},
 		{"frameId too long", `{"input":"x","frameId":"` + strings.Repeat("f", 257) + `"}`, []Issue{{"frameId", "must be at most 256 characters long"}}},
 		{"streamResponse as a string", `{"input":"x","streamResponse":"true"}`, []Issue{{"streamResponse", "must be a boolean; got a string"}}},
+		{"scope", `{"input":"x","options":{"selector":5,"ignoreSelectors":["",".ads"]}}`,
+			[]Issue{{"options.ignoreSelectors[0]", "must not be empty"}, {"options.selector", "must be a string; got a number"}}},
+		{"too many ignoreSelectors", `{"input":"x","options":{"ignoreSelectors":` + stringList(65, "nav") + `}}`,
+			[]Issue{{"options.ignoreSelectors", "must have at most 64 items"}}},
+		{"settings of the wrong types", `{"input":"x","options":{"selfHeal":"yes","systemPrompt":1,"domSettleTimeoutMs":"2s"}}`,
+			[]Issue{
+				{"options.domSettleTimeoutMs", "must be an integer; got a string"},
+				{"options.selfHeal", "must be a boolean; got a string"},
+				{"options.systemPrompt", "must be a string; got a number"},
+			}},
+		{"settings out of the session's bounds", `{"input":"x","options":{"systemPrompt":"` + strings.Repeat("s", 32769) + `","domSettleTimeoutMs":600001}}`,
+			[]Issue{{"options.domSettleTimeoutMs", "must be at most 600000"}, {"options.systemPrompt", "must be at most 32768 characters long"}}},
+		{"negative settle timeout", `{"input":"x","options":{"domSettleTimeoutMs":-1}}`,
+			[]Issue{{"options.domSettleTimeoutMs", "must be at least 0"}}},
+		{"fractional settle timeout", `{"input":"x","options":{"domSettleTimeoutMs":1.5}}`,
+			[]Issue{{"options.domSettleTimeoutMs", "must be a whole number"}}},
 	}...)
 	runIssueCases(t, DecodeAct, tests)
 }
@@ -163,7 +179,7 @@ func TestDecodeActAccepts(t *testing.T) {
 		{"instruction", `{"input":"Click the login button"}`,
 			&ActBody{Request: rpc.ActRequest{Input: rpc.ActInput{Instruction: "Click the login button"}}}},
 		{"unknown fields ignored, null frameId, stream", `{"input":"x","sdkVersion":"3.1.0","frameId":null,"streamResponse":true,
-			"options":{"selector":5,"extra":{},"model":"anthropic/claude-sonnet-4-5","timeout":1500.5}}`,
+			"options":{"screenshot":5,"extra":{},"model":"anthropic/claude-sonnet-4-5","timeout":1500.5}}`,
 			&ActBody{
 				Request: rpc.ActRequest{
 					Input:   rpc.ActInput{Instruction: "x"},
@@ -210,6 +226,13 @@ func TestDecodeActAccepts(t *testing.T) {
 			}}},
 		{"empty variables are none", `{"input":"x","options":{"variables":{}}}`,
 			&ActBody{Request: rpc.ActRequest{Input: rpc.ActInput{Instruction: "x"}}}},
+		{"scope and the session's settings for this call", `{"input":"click the first result","options":{"selector":"#results",
+			"ignoreSelectors":[".ads","xpath=/html/body/aside"],"selfHeal":false,"systemPrompt":"","domSettleTimeoutMs":2000.0}}`,
+			&ActBody{Request: rpc.ActRequest{
+				Input: rpc.ActInput{Instruction: "click the first result"},
+				Options: rpc.ActOptions{Selector: "#results", IgnoreSelectors: []string{".ads", "xpath=/html/body/aside"},
+					SelfHeal: ptr(false), CallSettings: rpc.CallSettings{SystemPrompt: ptr(""), DOMSettleTimeoutMs: ptr(2000.0)}},
+			}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,6 +266,8 @@ func TestDecodeObserveIssues(t *testing.T) {
 			[]Issue{{"options.selector", "must be at most 4096 characters long"}}},
 		{"frameId and streamResponse", `{"frameId":{},"streamResponse":1}`,
 			[]Issue{{"frameId", "must be null or a string; got an object"}, {"streamResponse", "must be a boolean; got a number"}}},
+		{"settings out of the session's bounds", `{"options":{"systemPrompt":"` + strings.Repeat("s", 32769) + `","domSettleTimeoutMs":-1}}`,
+			[]Issue{{"options.domSettleTimeoutMs", "must be at least 0"}, {"options.systemPrompt", "must be at most 32768 characters long"}}},
 	}...)
 	runIssueCases(t, DecodeObserve, tests)
 }
@@ -256,13 +281,14 @@ func TestDecodeObserveAccepts(t *testing.T) {
 		{"empty object: observe everything", `{}`, &ObserveBody{}},
 		{"everything", `{"instruction":"find the links","frameId":"F","streamResponse":true,"unknown":[],
 			"options":{"model":{"modelName":"openai/gpt-4.1-mini"},"variables":{"user":"u"},"timeout":5000,"selector":"nav",
-			"ignoreSelectors":[".ads"],"screenshot":"ignored"}}`,
+			"ignoreSelectors":[".ads"],"screenshot":"ignored","selfHeal":"act's only","systemPrompt":"be brief","domSettleTimeoutMs":0}}`,
 			&ObserveBody{
 				Request: rpc.ObserveRequest{
 					Instruction: "find the links",
 					Options: rpc.ObserveOptions{
 						Model: &rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini"}, Variables: rpc.Variables{"user": {Value: "u"}},
 						Timeout: ptr(5000.0), Selector: "nav", IgnoreSelectors: []string{".ads"},
+						CallSettings: rpc.CallSettings{SystemPrompt: ptr("be brief"), DOMSettleTimeoutMs: ptr(0.0)},
 					},
 					FrameID: "F",
 				},
@@ -310,6 +336,8 @@ func TestDecodeExtractIssues(t *testing.T) {
 				{"options.screenshot", "must be a boolean; got a string"},
 				{"options.timeout", "must be at most 600000"},
 			}},
+		{"settings of the wrong types", `{"options":{"systemPrompt":null,"domSettleTimeoutMs":true}}`,
+			[]Issue{{"options.domSettleTimeoutMs", "must be an integer; got a boolean"}, {"options.systemPrompt", "must be a string; got null"}}},
 	}...)
 	runIssueCases(t, DecodeExtract, tests)
 }
@@ -324,12 +352,14 @@ func TestDecodeExtractAccepts(t *testing.T) {
 		{"instruction only", `{"instruction":"the headline"}`, &ExtractBody{Request: rpc.ExtractRequest{Instruction: "the headline"}}},
 		{"schema, compacted; variables are not extract's and are ignored", `{"instruction":"prices","schema": { "type" : "object",
 			"properties": {"p": {"type": "number", "format": "float"}}, "$defs": {"x": {}}, "required": ["p"] },
-			"options":{"variables":5,"screenshot":true,"selector":"main","timeout":1},"frameId":null,"streamResponse":true}`,
+			"options":{"variables":5,"screenshot":true,"selector":"main","timeout":1,"systemPrompt":"numbers only","domSettleTimeoutMs":500},
+			"frameId":null,"streamResponse":true}`,
 			&ExtractBody{
 				Request: rpc.ExtractRequest{
 					Instruction: "prices",
 					Schema:      json.RawMessage(`{"type":"object","properties":{"p":{"type":"number","format":"float"}},"$defs":{"x":{}},"required":["p"]}`),
-					Options:     rpc.ExtractOptions{Screenshot: ptr(true), Selector: "main", Timeout: ptr(1.0)},
+					Options: rpc.ExtractOptions{Screenshot: ptr(true), Selector: "main", Timeout: ptr(1.0),
+						CallSettings: rpc.CallSettings{SystemPrompt: ptr("numbers only"), DOMSettleTimeoutMs: ptr(500.0)}},
 				},
 				StreamResponse: ptr(true),
 			}},
@@ -420,6 +450,63 @@ func TestJSNumber(t *testing.T) {
 	for in, want := range tests {
 		if got := jsNumber(in); got != want {
 			t.Errorf("jsNumber(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCallSettingsBoundsAreTheSessions holds an operation's overrides of
+// the session's settings to the session's own bounds, which the runner
+// checks too (rpc.CallSettings.Problem).
+func TestCallSettingsBoundsAreTheSessions(t *testing.T) {
+	doc := parsedDocument(t)
+	const s = "/components/schemas/"
+	tests := []struct {
+		override, session, bound string
+		want                     float64
+	}{
+		{s + "SystemPromptOverride", s + "SessionStartRequest/properties/systemPrompt", "maxLength", rpc.MaxSystemPromptLength},
+		{s + "DOMSettleTimeoutOverride", s + "SessionStartRequest/properties/domSettleTimeoutMs", "maximum", rpc.MaxDOMSettleTimeoutMs},
+		{s + "DOMSettleTimeoutOverride", s + "SessionStartRequest/properties/domSettleTimeoutMs", "minimum", 0},
+	}
+	for _, tt := range tests {
+		for _, ptr := range []string{tt.override, tt.session} {
+			got, ok := lookup(doc, ptr+"/"+tt.bound)
+			if !ok || got != tt.want {
+				t.Errorf("%s: %s %v, want %v", ptr, tt.bound, got, tt.want)
+			}
+		}
+	}
+	for _, opts := range []string{"ActOptions", "ObserveOptions", "ExtractOptions"} {
+		for prop, ref := range map[string]string{"systemPrompt": "SystemPromptOverride", "domSettleTimeoutMs": "DOMSettleTimeoutOverride"} {
+			got, _ := lookup(doc, s+opts+"/properties/"+prop+"/$ref")
+			if got != "#"+s+ref {
+				t.Errorf("%s.%s refers to %v, want %s", opts, prop, got, ref)
+			}
+		}
+	}
+}
+
+func TestCallSettingsProblem(t *testing.T) {
+	tests := []struct {
+		name string
+		set  rpc.CallSettings
+		want string
+	}{
+		{"none", rpc.CallSettings{}, ""},
+		{"at the bounds", rpc.CallSettings{SystemPrompt: ptr(strings.Repeat("é", rpc.MaxSystemPromptLength)), DOMSettleTimeoutMs: ptr(600000.0)}, ""},
+		{"empty prompt and zero", rpc.CallSettings{SystemPrompt: ptr(""), DOMSettleTimeoutMs: ptr(0.0)}, ""},
+		{"long prompt", rpc.CallSettings{SystemPrompt: ptr(strings.Repeat("a", rpc.MaxSystemPromptLength+1))},
+			"options.systemPrompt must be at most 32768 characters long"},
+		{"negative", rpc.CallSettings{DOMSettleTimeoutMs: ptr(-1.0)},
+			"options.domSettleTimeoutMs must be a whole number of milliseconds from 0 to 600000"},
+		{"fraction", rpc.CallSettings{DOMSettleTimeoutMs: ptr(0.5)},
+			"options.domSettleTimeoutMs must be a whole number of milliseconds from 0 to 600000"},
+		{"too long", rpc.CallSettings{DOMSettleTimeoutMs: ptr(600001.0)},
+			"options.domSettleTimeoutMs must be a whole number of milliseconds from 0 to 600000"},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.set.Problem()); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
 }

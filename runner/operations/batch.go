@@ -248,3 +248,15 @@ func (p *BatchPages) Open(ctx context.Context) (string, error) {
 // isTab reports whether a target is a tab: a page, not a prerender or
 // other kind of page target.
 func isTab(in *target.Info) bool { return in.Type == "page" && in.Subtype == "" }
+
+// Close closes a page the batch opened, best effort: a page that is gone
+// is what the caller wanted.
+func (p *BatchPages) Close(ctx context.Context, id string) {
+	c := chromedp.FromContext(ctx)
+	if c == nil || c.Browser == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = target.CloseTarget(target.ID(id)).Do(cdp.WithExecutor(cctx, c.Browser))
+}

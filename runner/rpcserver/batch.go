@@ -232,15 +232,24 @@ func (h *batchHost) Pages(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// NewPage opens a blank tab and loads url there through navigate; a url
+// navigate refuses or cannot load closes the tab again.
 func (h *batchHost) NewPage(ctx context.Context, url string) (string, error) {
+	blank := url == "" || url == "about:blank"
+	if !blank {
+		if err := operations.ValidateNavigateURL(url); err != nil {
+			return "", err
+		}
+	}
 	id, err := h.pages.Open(ctx)
 	if err != nil {
 		return "", err
 	}
-	if url == "" || url == "about:blank" {
+	if blank {
 		return id, nil
 	}
 	if err := h.Goto(ctx, id, url); err != nil {
+		h.pages.Close(ctx, id)
 		return "", err
 	}
 	return id, nil

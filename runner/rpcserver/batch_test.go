@@ -227,3 +227,51 @@ func TestBatchCancelled(t *testing.T) {
 	open(t, c, site, "/buttons")
 	runnertest.Want(t, "model requests", len(srv.Requests()), 1)
 }
+
+// TestBatchTabs: a script opens a tab, acts there by the active page,
+// lists the pages in their order and moves the active page back; the
+// runner's own tab is left as it was. The acts are actions: no model.
+func TestBatchTabs(t *testing.T) {
+	b := browsertest.Start(t, runnertest.Config(nil))
+	srv := llmtest.NewServer(t)
+	rc, c, _ := batchServer(t, b, srv, BatchOptions{})
+	site := runnertest.NewPageServer(t, runnertest.HTMLHandler(`<!doctype html><title>Counter</title><h1>not yet</h1>
+<button onclick="document.querySelector('h1').textContent = 'clicked ' + location.pathname">Order</button>`))
+	open(t, c, site, "/own")
+	own := string(browsertest.Tab(t.Context(), b).TargetID())
+
+	input, _ := json.Marshal(map[string]string{"url": site.URL + "/fresh"})
+	res, err := rc.Batch(batchCallCtx(t), rpc.BatchRequest{Source: `async (batch, input) => {
+		const own = batch.page;
+		const fresh = await batch.context.newPage(input.url);
+		await batch.act({selector: "xpath=/html/body/button", method: "click", description: "Order"});
+		const pages = (await batch.context.pages()).map(p => p.id);
+		await batch.context.setActivePage(own);
+		let refused = "";
+		try { await batch.context.newPage("file:///etc/passwd"); } catch (e) { refused = e.message; }
+		return {own: own.id, fresh: fresh.id, pages, freshTitle: await fresh.title(), freshUrl: await fresh.url(),
+			pagesAfter: (await batch.context.pages()).length, refused};
+	}`, Input: input})
+	if err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	var got struct {
+		Own, Fresh, FreshTitle, FreshURL, Refused string
+		Pages                                     []string
+		PagesAfter                                int
+	}
+	if err := json.Unmarshal(res.Result.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	runnertest.Want(t, "batch.page", got.Own, own)
+	if diff := cmp.Diff([]string{own, got.Fresh}, got.Pages); diff != "" {
+		t.Errorf("context.pages(), oldest first (-want +got):\n%s", diff)
+	}
+	runnertest.Want(t, "the new page's title", got.FreshTitle, "Counter")
+	runnertest.Want(t, "the new page's URL", got.FreshURL, site.URL+"/fresh")
+	runnertest.WantContains(t, "a refused newPage", got.Refused, "context.newPage: BAD_REQUEST: url")
+	runnertest.Want(t, "pages after a refused newPage", got.PagesAfter, 2)
+	runnertest.Want(t, "the active page at the end", res.Result.ActivePageID, own)
+	runnertest.WantContains(t, "the new tab", pageTextOf(t, c, got.Fresh), "clicked /fresh")
+	runnertest.WantNotContains(t, "the runner's own tab", pageTextOf(t, c, own), "clicked")
+}

@@ -122,6 +122,8 @@ type errorBody struct {
 		Path    string `json:"path"`
 		Message string `json:"message"`
 	} `json:"issues"`
+	// Stack comes with BATCH_SCRIPT_ERROR.
+	Stack string `json:"stack"`
 }
 
 // do calls method path (below the origin, "/v1/...") with body as JSON (nil:
@@ -188,7 +190,7 @@ func (a *cloudAPI) refusal(resp *http.Response) error {
 	raw, _ := readBounded(resp.Body, maxErrorBytes)
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && (body.Error != "" || body.Code != "") {
-		e.Code, e.Message = body.Code, body.Error
+		e.Code, e.Message, e.stack = body.Code, body.Error, body.Stack
 		for _, is := range body.Issues {
 			e.Issues = append(e.Issues, APIIssue{Path: is.Path, Message: is.Message})
 		}

@@ -25,7 +25,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
-	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
@@ -60,18 +59,8 @@ func (s *server) batch(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		writeIssues(w, verr.Error(), verr.Issues)
 		return
 	}
-	bs, ok := s.readySession(w, r, project)
+	bs, c, ok := s.readyRunner(w, r, project)
 	if !ok {
-		return
-	}
-	c, err := s.runnerClient(r.Context(), bs)
-	if errors.Is(err, runnertoken.ErrMissing) {
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
-		return
-	}
-	if err != nil {
-		s.log.Error(err, "getting runner client", "namespace", bs.Namespace, "session", bs.Name)
-		writeInternal(w)
 		return
 	}
 

@@ -26,9 +26,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/google/uuid"
 
 	"github.com/browserfleet/browserfleet/engine/batch"
 	"github.com/browserfleet/browserfleet/runner/chromium"
@@ -107,7 +106,7 @@ func batchCall(req *rpc.BatchRequest, opts BatchOptions) (batch.Call, *rpc.Error
 		}
 		call.Timeout = time.Duration(*t * float64(time.Millisecond))
 	}
-	if msg := req.CallSettings.Problem(); msg != "" {
+	if msg := req.Problem(); msg != "" {
 		// Problem names the fields as options' ones; a batch has them
 		// at the top.
 		return call, rpc.Errorf(rpc.CodeBadRequest, "%s", strings.TrimPrefix(msg, "options."))

@@ -107,6 +107,16 @@ func (r *cloudRuntime) batch(ctx context.Context, call batchCall) (json.RawMessa
 	return result, groupUsage(d.Usage), nil
 }
 
+// stackedAPIError is an *APIError that came with a batch script's stack
+// (BATCH_SCRIPT_ERROR), which ExperimentalBatch hands on in its
+// *BatchError.
+type stackedAPIError struct {
+	*APIError
+	stack string
+}
+
+func (e *stackedAPIError) Unwrap() error { return e.APIError }
+
 // cloudBatchError gives the service's batch refusals the meaning a local
 // handle's have: an exception is a *BatchError, the deadline
 // ErrBatchDeadline, a refused body ErrInvalidArgument; each wraps the
@@ -118,7 +128,12 @@ func cloudBatchError(err error, timeout time.Duration) error {
 	}
 	switch ae.Code {
 	case codeBatchScriptError:
-		return &batchScriptError{BatchError: &BatchError{Message: ae.Message, Stack: ae.stack}, cause: ae}
+		var stack string
+		var se *stackedAPIError
+		if errors.As(err, &se) {
+			stack = se.stack
+		}
+		return &batchScriptError{BatchError: &BatchError{Message: ae.Message, Stack: stack}, cause: ae}
 	case codeBatchDeadline:
 		return fmt.Errorf("%w of %v: no operation started after it, and the script was stopped: %w", ErrBatchDeadline, timeout, ae)
 	case codeInvalidRequest:

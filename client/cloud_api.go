@@ -190,9 +190,12 @@ func (a *cloudAPI) refusal(resp *http.Response) error {
 	raw, _ := readBounded(resp.Body, maxErrorBytes)
 	var body errorBody
 	if json.Unmarshal(raw, &body) == nil && (body.Error != "" || body.Code != "") {
-		e.Code, e.Message, e.stack = body.Code, body.Error, body.Stack
+		e.Code, e.Message = body.Code, body.Error
 		for _, is := range body.Issues {
 			e.Issues = append(e.Issues, APIIssue{Path: is.Path, Message: is.Message})
+		}
+		if body.Stack != "" {
+			return &stackedAPIError{APIError: e, stack: body.Stack}
 		}
 		return e
 	}

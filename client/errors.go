@@ -66,9 +66,6 @@ type APIError struct {
 	Message string
 	// Issues name each field a 400 refused, with why.
 	Issues []APIIssue
-	// stack is a batch script's stack (BATCH_SCRIPT_ERROR), which
-	// ExperimentalBatch hands on in its *BatchError.
-	stack string
 }
 
 // APIIssue is one refused field of an APIError.

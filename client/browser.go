@@ -33,10 +33,6 @@ import (
 	"github.com/browserfleet/browserfleet/engine/page"
 )
 
-// errUnbuilt marks what the contract commit of issue 13 declares and the
-// pieces after it build; nothing returns it once they land.
-var errUnbuilt = errors.New("not built yet")
-
 // Bounds of a handle's DevTools connection.
 const (
 	// DefaultConnectTimeout bounds connecting to a browser (and, for

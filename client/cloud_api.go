@@ -122,6 +122,8 @@ type errorBody struct {
 		Path    string `json:"path"`
 		Message string `json:"message"`
 	} `json:"issues"`
+	// Stack comes with BATCH_SCRIPT_ERROR.
+	Stack string `json:"stack"`
 }
 
 // do calls method path (below the origin, "/v1/...") with body as JSON (nil:
@@ -191,6 +193,9 @@ func (a *cloudAPI) refusal(resp *http.Response) error {
 		e.Code, e.Message = body.Code, body.Error
 		for _, is := range body.Issues {
 			e.Issues = append(e.Issues, APIIssue{Path: is.Path, Message: is.Message})
+		}
+		if body.Stack != "" {
+			return &stackedAPIError{APIError: e, stack: body.Stack}
 		}
 		return e
 	}

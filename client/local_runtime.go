@@ -214,8 +214,3 @@ func clientActions(in []engine.Action) []Action {
 	}
 	return out
 }
-
-// batch is ExperimentalBatch's, built in batch_local.go.
-func (r *localRuntime) batch(context.Context, batchCall) (json.RawMessage, map[opGroup]Usage, error) {
-	return nil, nil, errUnbuilt
-}

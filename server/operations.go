@@ -93,23 +93,34 @@ func refuseUnready(w http.ResponseWriter, bs *v1alpha1.BrowserSession) bool {
 	return false
 }
 
+// readyRunner looks up the session of a call, checks that it can take
+// operations, and returns a client of its runner. It answers the call
+// itself when not.
+func (s *server) readyRunner(w http.ResponseWriter, r *http.Request, project apikey.Project) (*v1alpha1.BrowserSession, *rpc.Client, bool) {
+	bs, ok := s.readySession(w, r, project)
+	if !ok {
+		return nil, nil, false
+	}
+	c, err := s.runnerClient(r.Context(), bs)
+	if errors.Is(err, runnertoken.ErrMissing) {
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
+		return nil, nil, false
+	}
+	if err != nil {
+		s.log.Error(err, "getting runner client", "namespace", bs.Namespace, "session", bs.Name)
+		writeInternal(w)
+		return nil, nil, false
+	}
+	return bs, c, true
+}
+
 // operate runs op on the session's runner and answers the call, plainly or
 // as a stream. Failures found before the operation starts (no such session,
 // not ready) are plain JSON errors even for a streamed call: a stream's
 // status is always 200, and these deserve their own.
 func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.Project, op operation) {
-	bs, ok := s.readySession(w, r, project)
+	bs, c, ok := s.readyRunner(w, r, project)
 	if !ok {
-		return
-	}
-	c, err := s.runnerClient(r.Context(), bs)
-	if errors.Is(err, runnertoken.ErrMissing) {
-		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, "the session's runner is not ready to take calls yet; retry")
-		return
-	}
-	if err != nil {
-		s.log.Error(err, "getting runner client", "namespace", bs.Namespace, "session", bs.Name)
-		writeInternal(w)
 		return
 	}
 

@@ -265,6 +265,7 @@ func (s *server) register() {
 	s.handle("POST /v1/sessions/{id}/extract", s.authed(s.extract))
 	s.handle("POST /v1/sessions/{id}/navigate", s.authed(s.navigate))
 	s.handle("POST /v1/sessions/{id}/agentExecute", s.authed(s.agentExecute))
+	s.handle("POST /v1/sessions/{id}/batch", s.authed(s.batch))
 	s.handle("GET /v1/sessions/{id}/replay", s.authed(s.replay))
 	s.handle("GET "+CDPPathPattern, s.cdp)
 	s.handle("GET /v1/openapi.json", s.openapi)

@@ -113,8 +113,10 @@ func HTTPStatus(code ErrorCode) int {
 		return StatusClientClosedRequest
 	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError, CodeRunnerUnreachable:
 		return http.StatusBadGateway
-	case CodeSchemaViolation:
+	case CodeSchemaViolation, CodeBatchScriptError, CodeBatchLimit:
 		return http.StatusUnprocessableEntity
+	case CodeBatchDeadline:
+		return http.StatusGatewayTimeout
 	case CodeSessionBusy:
 		return http.StatusTooManyRequests
 	case CodeAgentBusy:
@@ -130,6 +132,8 @@ func HTTPStatus(code ErrorCode) int {
 type Error struct {
 	Message string    `json:"error"`
 	Code    ErrorCode `json:"code"`
+	// Stack is a batch script's stack (CodeBatchScriptError), when known.
+	Stack string `json:"stack,omitempty"`
 }
 
 // Errorf returns an *Error with code and a formatted message.

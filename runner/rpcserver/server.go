@@ -64,6 +64,8 @@ type ServerOptions struct {
 	// TracerProvider makes a span of each operation call, continuing the
 	// caller's traceparent (trace.go); nil: none.
 	TracerProvider trace.TracerProvider
+	// Batch bounds the batch scripts the server runs (batch.go).
+	Batch BatchOptions
 }
 
 // Server serves the runner RPC: /healthz, the operations under /v1 and the
@@ -74,6 +76,7 @@ type Server struct {
 	settle  time.Duration
 	queue   fifo
 	history *replay.History
+	batch   BatchOptions
 	handler http.Handler
 	// cdpConns counts the open /cdp connections (maxCDPConnections).
 	cdpConns atomic.Int32
@@ -98,6 +101,7 @@ func NewServer(opts ServerOptions) *Server {
 		settle:   opts.DOMSettleTimeout,
 		queue:    fifo{limit: opts.MaxQueuedOperations},
 		history:  opts.History,
+		batch:    opts.Batch,
 		inflight: map[*int]context.CancelCauseFunc{},
 		cdpLog:   rate.NewLimiter(rate.Every(time.Minute/cdpLogPerMinute), cdpLogPerMinute),
 	}
@@ -166,6 +170,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		rpc.CDPPath:        {http.MethodGet, s.serveCDP},
 		rpc.ReplayPath:     {http.MethodGet, s.serveReplay},
 		rpc.AgentTasksPath: {http.MethodPost, s.serveAgentTasks},
+		rpc.BatchPath:      {http.MethodPost, s.serveBatch},
 	}
 	if strings.HasPrefix(r.URL.Path, rpc.AgentTaskPathPrefix) {
 		s.serveAgentTask(w, r)

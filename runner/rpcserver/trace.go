@@ -76,7 +76,7 @@ func traced(tp trace.TracerProvider, next http.Handler) http.Handler {
 // span.
 func tracedRoute(path string) (string, bool) {
 	switch path {
-	case rpc.ActPath, rpc.ObservePath, rpc.ExtractPath, rpc.NavigatePath, rpc.ReplayPath, rpc.AgentTasksPath:
+	case rpc.ActPath, rpc.ObservePath, rpc.ExtractPath, rpc.NavigatePath, rpc.BatchPath, rpc.ReplayPath, rpc.AgentTasksPath:
 		return path, true
 	}
 	if strings.HasPrefix(path, rpc.AgentTaskPathPrefix) {

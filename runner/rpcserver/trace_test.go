@@ -53,6 +53,7 @@ func TestTracedCalls(t *testing.T) {
 	}{
 		{name: "act", method: http.MethodPost, path: rpc.ActPath, body: `{"input": "click the button"}`, token: token, want: "POST /v1/act", wantStatus: http.StatusServiceUnavailable},
 		{name: "extract", method: http.MethodPost, path: rpc.ExtractPath, body: `{}`, token: token, want: "POST /v1/extract", wantStatus: http.StatusServiceUnavailable},
+		{name: "a batch", method: http.MethodPost, path: rpc.BatchPath, body: `{"source": "async () => 1"}`, token: token, want: "POST /v1/batch", wantStatus: http.StatusServiceUnavailable},
 		{name: "an agent task", method: http.MethodGet, path: rpc.AgentTaskPath("8d2e0c7a-1b5f-4f0e-9f43-4b7a1f3c9e21"), token: token, want: "GET /v1/agent/tasks/{uid}", wantStatus: http.StatusNotFound},
 		{name: "a refused token", method: http.MethodPost, path: rpc.ActPath, body: `{"input": "x"}`, token: "wrong", wantStatus: http.StatusUnauthorized},
 		{name: "health", method: http.MethodGet, path: rpc.HealthPath, wantStatus: http.StatusServiceUnavailable},

@@ -65,7 +65,7 @@ var (
 )
 
 // operations are the values of the operation label.
-var operations = set("act", "observe", "extract", "navigate", "agentExecute", "start")
+var operations = set("act", "observe", "extract", "navigate", "agentExecute", "start", "batch")
 
 // outcomes are the values of the outcome label: success, the runner's
 // error codes and the API's own.
@@ -77,6 +77,7 @@ var outcomes = set(
 	string(rpc.CodeTimeout), string(rpc.CodeCanceled), string(rpc.CodeNavigationFailed),
 	string(rpc.CodeProxyAuthFailed), string(rpc.CodeEgressDenied), string(rpc.CodeSessionBusy), string(rpc.CodeSchemaViolation), string(rpc.CodeModelError),
 	string(rpc.CodeEngineError), string(rpc.CodeRunnerUnreachable), string(rpc.CodeInternal),
+	string(rpc.CodeBatchScriptError), string(rpc.CodeBatchDeadline), string(rpc.CodeBatchLimit),
 	// The API's codes (server/errors.go; this package cannot import it).
 	"INVALID_REQUEST", "SESSION_NOT_FOUND", "SESSION_ENDED", "SESSION_NOT_READY",
 	"SESSION_FAILED", "UNAVAILABLE", "START_TIMEOUT",

@@ -221,6 +221,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v1/sessions/{id}"},
 		{"POST", "/v1/sessions/{id}/act"},
 		{"POST", "/v1/sessions/{id}/agentExecute"},
+		{"POST", "/v1/sessions/{id}/batch"},
 		{"GET", "/v1/sessions/{id}/devtools/browser/{token}"},
 		{"POST", "/v1/sessions/{id}/end"},
 		{"POST", "/v1/sessions/{id}/extract"},
@@ -275,6 +276,7 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 		{"POST", "/v1/sessions/{id}/navigate"}:     "NavigateRequest",
 		{"POST", "/v1/sessions/{id}/agentExecute"}: "AgentExecuteRequest",
 		{"POST", "/v1/sessions/{id}/end"}:          "SessionEndRequest",
+		{"POST", "/v1/sessions/{id}/batch"}:        "BatchRequest",
 	}
 	for _, r := range Routes() {
 		ref, ok := lookup(doc, "/paths/"+pointerEscape(r.Pattern)+"/"+strings.ToLower(r.Method)+"/requestBody/content/application~1json/schema/$ref")
@@ -290,6 +292,7 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 	for name, s := range map[string]*jsonschema.Schema{
 		"SessionStartRequest": startSchema, "ActRequest": actSchema, "ObserveRequest": observeSchema,
 		"ExtractRequest": extractSchema, "NavigateRequest": navigateSchema, "AgentExecuteRequest": agentSchema,
+		"BatchRequest": batchSchema,
 	} {
 		if want := documentURL + "#/components/schemas/" + name; s.Location != want {
 			t.Errorf("the decoder of %s validates against %s", name, s.Location)

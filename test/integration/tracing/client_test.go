@@ -80,4 +80,36 @@ var _ = Describe("a client instance on a cloud handle with Telemetry", func() {
 		Expect(runner.ParentSpanID).To(Equal(api.SpanID))
 		Expect(runner.Attributes).To(HaveKeyWithValue("browserfleet.action_id", res.Metadata.ActionID))
 	})
+	It("exports a batch's span, which the API's and the runner's continue, in one trace", func(ctx SpecContext) {
+		id := startSession()
+		browser, err := client.ConnectCloudBrowser(ctx, client.CloudBrowserConnectOptions{APIURL: stack.APIURL(), APIKey: stack.APIKey(), SessionID: id})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx context.Context) { _ = browser.Close(ctx) })
+		c, err := client.Create(ctx, client.CreateOptions{
+			Browser:   browser,
+			Telemetry: &client.TelemetryConfig{Endpoint: receiver.TracesURL(), ServiceName: clientService},
+		})
+		Expect(err).NotTo(HaveOccurred())
+
+		var title string
+		Expect(c.ExperimentalBatch(ctx, `async (batch, input) => input.prefix + (await batch.page.title())`,
+			map[string]string{"prefix": "page: "}, &title, nil)).To(Succeed())
+		Expect(title).To(HavePrefix("page: "))
+		Expect(c.Close(ctx)).To(Succeed())
+
+		var own otlptest.Span
+		Eventually(func(g Gomega) {
+			found := false
+			for _, s := range receiver.Spans() {
+				if s.Service == clientService && s.Name == "browserfleet.batch" {
+					own, found = s, true
+				}
+			}
+			g.Expect(found).To(BeTrue(), "no batch span of the client")
+		}).Should(Succeed())
+		api, runner := operationSpans(own.TraceID, "POST /v1/sessions/{id}/batch", "POST /v1/batch")
+		Expect(own.Kind).To(Equal("client"))
+		Expect(api.ParentSpanID).To(Equal(own.SpanID))
+		Expect(runner.ParentSpanID).To(Equal(api.SpanID))
+	})
 })

@@ -32,6 +32,7 @@ COPY runner/ runner/
 COPY runnertoken/ runnertoken/
 COPY search/ search/
 COPY server/ server/
+COPY tracing/ tracing/
 # Static binaries: the controller image has no libc.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
     go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/manager ./cmd/api ./cmd/runner ./cmd/bfkeys

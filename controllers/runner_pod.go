@@ -83,6 +83,9 @@ type RunnerConfig struct {
 	// SearchURL is the API's search relay, which runners get as
 	// --search-url; empty: agents have no search tool.
 	SearchURL string
+	// OTLPEndpoint is the collector runners export their spans to
+	// (runnerTraceEnv); empty: none.
+	OTLPEndpoint string
 }
 
 // RunnerSummaryFinalizer keeps a deleted runner pod until the manager has
@@ -193,6 +196,7 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 	}
 	volumes, mounts, dirEnv := secretVolumes(session)
 	env = append(env, dirEnv...)
+	env = append(env, runnerTraceEnv(session, cfg)...)
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -277,6 +281,26 @@ func runnerArgs(cfg RunnerConfig) []string {
 		args = append(args, "--"+rpc.FlagSearchURL+"="+cfg.SearchURL)
 	}
 	return append(args, cfg.Args...)
+}
+
+// runnerTraceEnv is the runner's trace export (runner/rpc's OTEL_*
+// variables), when cfg names a collector: it follows the API's sampling
+// decision, and its spans name the session's namespace, pod and id. The
+// collector is the operator's: no secret goes with it.
+func runnerTraceEnv(session *v1alpha1.BrowserSession, cfg RunnerConfig) []corev1.EnvVar {
+	if cfg.OTLPEndpoint == "" {
+		return nil
+	}
+	// Names of Kubernetes objects need no escaping in the W3C baggage
+	// format of OTEL_RESOURCE_ATTRIBUTES.
+	attrs := fmt.Sprintf("k8s.namespace.name=%s,k8s.pod.name=%s,browserfleet.session.id=%s",
+		session.Namespace, v1alpha1.RunnerPodName(session.Name), session.Name)
+	return []corev1.EnvVar{
+		{Name: rpc.EnvOTLPEndpoint, Value: cfg.OTLPEndpoint},
+		{Name: rpc.EnvOTLPProtocol, Value: rpc.OTLPProtocol},
+		{Name: rpc.EnvTracesSampler, Value: rpc.TracesSamplerFollowCaller},
+		{Name: rpc.EnvResourceAttributes, Value: attrs},
+	}
 }
 
 // executableRefusal says why the session's launchOptions.executablePath

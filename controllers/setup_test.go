@@ -65,6 +65,7 @@ runner:
   egress:
     allowCIDRs: [10.20.0.0/16, "fd00:1::7"]
     clusterCIDRs: [34.118.0.0/16]
+  otlpEndpoint: http://otel-collector.observability:4318
 sessions:
   defaultTimeout: 15m
   maxTimeout: 2h
@@ -113,6 +114,7 @@ tasks:
 		EgressAllowCIDRs:   []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("fd00:1::7/128")},
 		EgressClusterCIDRs: []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16")},
 		AllowedExecutables: []string{"/opt/chrome/chrome", "/usr/bin/chromium"},
+		OTLPEndpoint:       "http://otel-collector.observability:4318",
 	}
 	want.Sessions = SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 20 * time.Second, StartupTimeout: 3 * time.Minute, ForceDeleteAfter: 5 * time.Minute}
 	want.TaskSessionWait = 45 * time.Second

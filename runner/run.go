@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/runner/chromium"
@@ -44,6 +45,9 @@ type Options struct {
 	// Listener, when set, is served instead of listening on
 	// cfg.Address().
 	Listener net.Listener
+	// TracerProvider makes a span of each operation call, continuing the
+	// API's trace; nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // ErrBrowserCrashed is what Run returns when the browser crashed and
@@ -88,6 +92,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 		Logger:              log,
 		DOMSettleTimeout:    time.Duration(ptr.Deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
 		MaxQueuedOperations: cfg.MaxQueuedOperations,
+		TracerProvider:      opts.TracerProvider,
 	})
 	defer func() { rpcserver.WriteSummary(cfg.TerminationMessagePath, srv.History(), err != nil, log) }()
 	httpSrv := &http.Server{

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -123,6 +124,10 @@ type Options struct {
 	// SearchMaxInFlight bounds the searches the relay runs at once; zero
 	// is search.DefaultMaxInFlight.
 	SearchMaxInFlight int
+	// TracerProvider makes a server span of each /v1 call, continuing the
+	// caller's traceparent; the runner call it makes carries it on. nil:
+	// no spans (tracing.go).
+	TracerProvider trace.TracerProvider
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of
@@ -244,7 +249,7 @@ func New(opts Options) (*Server, error) {
 	}
 
 	s.register()
-	return &Server{s: s, h: s.logged(s.mux)}, nil
+	return &Server{s: s, h: s.traced(s.logged(s.mux))}, nil
 }
 
 // register registers every route.

@@ -131,10 +131,23 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
+	tp, err := newTracerProvider(ctx, log)
+	if err != nil {
+		log.Error("cannot export traces", "err", err)
+		return 2
+	}
+	if tp != nil {
+		defer flushTraces(tp, log)
+	}
+
 	// The operations: the engine over the session's model, systemPrompt
 	// and selfHeal, with the secrets the manager put in the environment.
 	ops := operations.NewAutomation(cfg, log.With("session", cfg.SessionName))
-	err = runner.Run(ctx, cfg, runner.Options{Operations: ops, Logger: log})
+	ropts := runner.Options{Operations: ops, Logger: log}
+	if tp != nil {
+		ropts.TracerProvider = tp
+	}
+	err = runner.Run(ctx, cfg, ropts)
 	if err != nil {
 		log.Error("runner failed", "session", cfg.SessionName, "err", err)
 		return 1

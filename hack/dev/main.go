@@ -70,6 +70,7 @@ func run() int {
 			return 2
 		}
 	}
+	flag.StringVar(&opts.OTLPEndpoint, "otlp-endpoint", os.Getenv("DEV_OTLP_ENDPOINT"), "OTLP/HTTP base URL of an OpenTelemetry collector the API and the runners export their spans to, e.g. http://127.0.0.1:4318 (env DEV_OTLP_ENDPOINT); empty: runners export nothing, the API as OTEL_* says")
 	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
 	flag.Parse()
 

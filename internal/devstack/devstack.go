@@ -130,6 +130,12 @@ type Options struct {
 	// Quota is the API's and the manager's per-project session quota.
 	// Default quota.DefaultConfig().
 	Quota *quota.Config
+	// OTLPEndpoint is an OpenTelemetry collector's OTLP/HTTP base URL,
+	// such as http://127.0.0.1:4318: the API exports the spans of /v1
+	// calls there, and the manager's runner.otlpEndpoint sends the
+	// runners' there. Empty: runners export nothing, and the API exports
+	// as this process's OTEL_* environment says.
+	OTLPEndpoint string
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.

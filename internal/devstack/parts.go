@@ -18,15 +18,18 @@ package devstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/internal/localkubelet"
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // apiShutdownGrace is short: on a developer's machine nobody waits for a
@@ -63,6 +66,7 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.Image = RunnerImage
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
+	opts.Controllers.Runner.OTLPEndpoint = s.opts.OTLPEndpoint
 	if s.opts.Quota != nil {
 		opts.Controllers.Quota = *s.opts.Quota
 	}
@@ -98,6 +102,25 @@ func (s *Stack) startAPI(ctx context.Context) error {
 	}
 	opts.Registry = s.registry
 	opts.Logger = s.log.WithName("api")
-	p := s.run("api", func(ctx context.Context) error { return apiapp.Run(ctx, s.cfg, opts) })
+	var tp *sdktrace.TracerProvider
+	if s.opts.OTLPEndpoint != "" {
+		var err error
+		tp, err = tracing.New(ctx, tracing.Options{Endpoint: s.opts.OTLPEndpoint, DefaultServiceName: apiapp.ServiceName})
+		if err != nil {
+			return fmt.Errorf("setting up the API's trace export: %w", err)
+		}
+		opts.TracerProvider = tp
+	}
+	p := s.run("api", func(ctx context.Context) error {
+		err := apiapp.Run(ctx, s.cfg, opts)
+		if tp != nil {
+			// Run leaves a provider it was given alone; its last spans
+			// go out now.
+			flushCtx, cancel := context.WithTimeout(context.Background(), apiShutdownGrace)
+			defer cancel()
+			err = errors.Join(err, tp.Shutdown(flushCtx))
+		}
+		return err
+	})
 	return await(ctx, p, func(ctx context.Context) bool { return pollReady(ctx, s.apiURL+"/readyz") })
 }

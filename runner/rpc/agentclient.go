@@ -153,6 +153,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, accep
 	if id, ok := ctx.Value(actionIDKey{}).(string); ok && id != "" {
 		req.Header.Set(HeaderActionID, id)
 	}
+	injectTrace(ctx, req.Header)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return nil, c.transportError(ctx, path, err)

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/browserfleet/browserfleet/runner/agenttask"
@@ -60,6 +61,9 @@ type ServerOptions struct {
 	// one with the default bounds (replay.DefaultMaxCalls,
 	// replay.DefaultMaxBytes).
 	History *replay.History
+	// TracerProvider makes a span of each operation call, continuing the
+	// caller's traceparent (trace.go); nil: none.
+	TracerProvider trace.TracerProvider
 	// Batch bounds the batch scripts the server runs (batch.go).
 	Batch BatchOptions
 }
@@ -111,7 +115,7 @@ func NewServer(opts ServerOptions) *Server {
 		s.history = replay.NewHistory(0, 0)
 	}
 	s.tasks = agenttask.New(agenttask.Options{Logger: s.log})
-	s.handler = requireToken(opts.Token, http.HandlerFunc(s.route))
+	s.handler = requireToken(opts.Token, traced(opts.TracerProvider, http.HandlerFunc(s.route)))
 	return s
 }
 

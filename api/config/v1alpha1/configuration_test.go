@@ -122,6 +122,8 @@ runner:
   egress:
     allowCIDRs: [10.20.0.0/16, "fd00:1::7"]
     clusterCIDRs: [34.118.0.0/16]
+  searchURL: http://bf-api-runners.browserfleet.svc:8001/runner/v1/search
+  otlpEndpoint: http://otel-collector.observability:4318
 sessions:
   defaultTimeout: 15m
   maxTimeout: 0s
@@ -164,6 +166,8 @@ tasks:
 				ModelBaseURLs:      map[string]string{"openai": "http://vllm.models:8000/v1", "google": "https://gw.example/google"},
 				AllowedExecutables: []string{"/usr/bin/chromium"},
 				Egress:             configv1alpha1.EgressConfiguration{AllowCIDRs: []string{"10.20.0.0/16", "fd00:1::7"}, ClusterCIDRs: []string{"34.118.0.0/16"}},
+				SearchURL:          "http://bf-api-runners.browserfleet.svc:8001/runner/v1/search",
+				OTLPEndpoint:       "http://otel-collector.observability:4318",
 			}
 			c.Sessions = configv1alpha1.SessionsConfiguration{
 				DefaultTimeout: duration(15 * time.Minute),
@@ -249,6 +253,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"unknown provider", header + "runner: {modelBaseURLs: {mistral: 'http://m:8000'}}\n", []string{"runner.modelBaseURLs[mistral]: Unsupported value"}},
 		{"URL without scheme", header + "runner: {modelBaseURLs: {openai: 'vllm:8000'}}\n", []string{"runner.modelBaseURLs[openai]: Invalid value"}},
 		{"URL of another scheme", header + "runner: {modelBaseURLs: {openai: 'ftp://vllm/v1'}}\n", []string{"runner.modelBaseURLs[openai]: Invalid value"}},
+		{"collector without scheme", header + "runner: {otlpEndpoint: 'otel-collector:4318'}\n", []string{"runner.otlpEndpoint: Invalid value"}},
+		{"collector with credentials", header + "runner: {otlpEndpoint: 'http://u:p@otel-collector:4318'}\n", []string{"runner.otlpEndpoint: Invalid value"}},
 		{"relative executable", header + "runner: {allowedExecutables: [chrome]}\n", []string{"runner.allowedExecutables[0]: Invalid value"}},
 		{"climbing executable", header + "runner: {allowedExecutables: [/usr/bin/chromium, /opt/chrome/../bin/sh]}\n", []string{"runner.allowedExecutables[1]: Invalid value"}},
 		{"executable twice", header + "runner: {allowedExecutables: [/usr/bin/chromium, /usr/bin/chromium]}\n", []string{"runner.allowedExecutables[1]: Duplicate value"}},
@@ -321,6 +327,7 @@ func TestDecodeMessages(t *testing.T) {
 		{header + "runner: {allowedExecutables: [chrome]}\n", `runner.allowedExecutables[0]: Invalid value: "chrome": must be a clean absolute path`},
 		{header + "quota: {projects: [{namespace: a, concurrentSessions: 60}]}\n", `quota.projects[0].concurrentSessions: Invalid value: 60: must not exceed quota.liveSessions (50) unless liveSessions is set too`},
 		{"kind: Configuration\n", `apiVersion: Required value: must be config.browserfleet.io/v1alpha1`},
+		{header + "runner: {otlpEndpoint: 'http://u:hunter2@otel-collector:4318'}\n", `runner.otlpEndpoint: Invalid value: must not carry credentials: runners get it in their environment`},
 	} {
 		_, err := configv1alpha1.Decode([]byte(tc.file))
 		if err == nil || err.Error() != tc.want {

@@ -143,6 +143,16 @@ type RunnerConfiguration struct {
 	// --search-provider); the chart does.
 	// +optional
 	SearchURL string `json:"searchURL,omitempty"`
+
+	// otlpEndpoint is the OTLP/HTTP base URL of the collector runners
+	// export the spans of their operations to (they post to its
+	// /v1/traces), such as http://otel-collector.observability:4318: each
+	// runner gets it as OTEL_EXPORTER_OTLP_ENDPOINT and records the calls
+	// of the traces the API records. Empty: runners export nothing. Give
+	// the API the same collector (its OTEL_* environment); the chart does
+	// both from tracing.*.
+	// +optional
+	OTLPEndpoint string `json:"otlpEndpoint,omitempty"`
 }
 
 // EgressConfiguration is what runners may connect to beyond the public

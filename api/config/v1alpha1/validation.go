@@ -96,6 +96,16 @@ func validateRunner(r *RunnerConfiguration, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("searchURL"), r.SearchURL, "must be an absolute http or https URL without credentials"))
 		}
 	}
+	if r.OTLPEndpoint != "" {
+		u, err := url.Parse(r.OTLPEndpoint)
+		switch {
+		case err == nil && u.User != nil:
+			// Not echoed: it holds a password.
+			errs = append(errs, field.Invalid(p.Child("otlpEndpoint"), field.OmitValueType{}, "must not carry credentials: runners get it in their environment"))
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "":
+			errs = append(errs, field.Invalid(p.Child("otlpEndpoint"), r.OTLPEndpoint, "must be an absolute http or https URL without query, e.g. http://otel-collector.observability:4318"))
+		}
+	}
 	seen := sets.New[string]()
 	for i, path := range r.AllowedExecutables {
 		fp := p.Child("allowedExecutables").Index(i)

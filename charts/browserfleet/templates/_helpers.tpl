@@ -145,6 +145,9 @@ manager validates it again when it starts.
 {{- if .Values.search.provider }}
 {{- $_ := set $runner "searchURL" (include "browserfleet.searchRelayURL" .) }}
 {{- end }}
+{{- if and .Values.tracing.endpoint .Values.tracing.runners }}
+{{- $_ := set $runner "otlpEndpoint" .Values.tracing.endpoint }}
+{{- end }}
 {{- $q := .Values.projects.quota }}
 {{- $quota := dict "concurrentSessions" (int64 $q.concurrentSessions) "liveSessions" (int64 $q.liveSessions) }}
 {{- $projects := list }}
@@ -164,6 +167,13 @@ manager validates it again when it starts.
 {{/* The API's search relay, as runners reach it: the runners Service. */}}
 {{- define "browserfleet.searchRelayURL" -}}
 {{- printf "http://%s-runners.%s.svc:%d/runner/v1/search" (include "browserfleet.apiName" .) .Release.Namespace (int .Values.search.runnerPort) }}
+{{- end }}
+
+{{/* The port of tracing.endpoint: its own, or its scheme's. */}}
+{{- define "browserfleet.tracingPort" -}}
+{{- $u := urlParse .Values.tracing.endpoint }}
+{{- $hostPort := splitList ":" $u.host }}
+{{- if gt (len $hostPort) 1 }}{{ last $hostPort }}{{ else if eq $u.scheme "https" }}443{{ else }}80{{ end }}
 {{- end }}
 
 {{/* Where the manager reads its Configuration file. */}}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -109,6 +110,9 @@ type Options struct {
 	Registry prometheus.Registerer
 	// Logger is the API's logger; default ctrl.Log.
 	Logger logr.Logger
+	// TracerProvider makes the spans of /v1 calls; default the export the
+	// OTEL_* environment configures (tracing.go), none when it is unset.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultOptions are the defaults of cmd/api's flags.
@@ -174,6 +178,16 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		opts.Registry = ctrlmetrics.Registry
 	}
 	log := opts.Logger.WithName("setup")
+	if opts.TracerProvider == nil {
+		tp, err := newTracerProvider(ctx, opts.Logger)
+		if err != nil {
+			return err
+		}
+		if tp != nil {
+			defer flushTraces(tp, log)
+			opts.TracerProvider = tp
+		}
+	}
 	mgr, err := newManager(cfg, opts)
 	if err != nil {
 		return err
@@ -324,6 +338,7 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		Projects:           opts.ProjectNamespaces,
 		Search:             searcher,
 		SearchMaxInFlight:  opts.SearchMaxInFlight,
+		TracerProvider:     opts.TracerProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)

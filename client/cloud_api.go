@@ -29,6 +29,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // Bounds of the service's answers the library reads: an extract's value or
@@ -150,7 +152,7 @@ func (a *cloudAPI) do(ctx context.Context, method, path string, body, out any) e
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := a.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

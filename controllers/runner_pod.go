@@ -32,6 +32,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // Labels on every object the manager creates for a session, beside
@@ -283,7 +284,7 @@ func runnerArgs(cfg RunnerConfig) []string {
 	return append(args, cfg.Args...)
 }
 
-// runnerTraceEnv is the runner's trace export (runner/rpc's OTEL_*
+// runnerTraceEnv is the runner's trace export (package tracing's OTEL_*
 // variables), when cfg names a collector: it follows the API's sampling
 // decision, and its spans name the session's namespace, pod and id. The
 // collector is the operator's: no secret goes with it.
@@ -296,10 +297,10 @@ func runnerTraceEnv(session *v1alpha1.BrowserSession, cfg RunnerConfig) []corev1
 	attrs := fmt.Sprintf("k8s.namespace.name=%s,k8s.pod.name=%s,browserfleet.session.id=%s",
 		session.Namespace, v1alpha1.RunnerPodName(session.Name), session.Name)
 	return []corev1.EnvVar{
-		{Name: rpc.EnvOTLPEndpoint, Value: cfg.OTLPEndpoint},
-		{Name: rpc.EnvOTLPProtocol, Value: rpc.OTLPProtocol},
-		{Name: rpc.EnvTracesSampler, Value: rpc.TracesSamplerFollowCaller},
-		{Name: rpc.EnvResourceAttributes, Value: attrs},
+		{Name: tracing.EnvEndpoint, Value: cfg.OTLPEndpoint},
+		{Name: tracing.EnvProtocol, Value: tracing.ProtocolHTTPProtobuf},
+		{Name: tracing.EnvTracesSampler, Value: rpc.TracesSamplerFollowCaller},
+		{Name: tracing.EnvResourceAttrs, Value: attrs},
 	}
 }
 

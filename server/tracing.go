@@ -20,9 +20,7 @@ import (
 	"net/http"
 	"strings"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // traced gives every /v1 call a server span when Options.TracerProvider is
@@ -32,10 +30,8 @@ import (
 // the runner's span is its child.
 //
 // The span is named for the route ("POST /v1/sessions/{id}/act"), never the
-// raw path, whose session ids would make every name unique. Its attributes
-// are OpenTelemetry's HTTP server conventions (method, route, path, status,
-// peer); request bodies and headers are never among them, and 5xx answers
-// mark it failed. The CDP WebSocket is not traced: its path carries the
+// raw path, whose session ids would make every name unique; its attributes
+// are tracing.ServerHandler's. The CDP WebSocket is not traced: its path carries the
 // connection's token and it lasts as long as the client stays. Neither are
 // probes nor the OpenAPI document, which are not operations.
 func (s *server) traced(next http.Handler) http.Handler {
@@ -43,14 +39,7 @@ func (s *server) traced(next http.Handler) http.Handler {
 	if tp == nil {
 		return next
 	}
-	h := otelhttp.NewHandler(next, "",
-		otelhttp.WithTracerProvider(tp),
-		// The W3C trace context only, whatever the process's global
-		// propagator: baggage would let a caller set attributes.
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		// The API's metrics are Prometheus's (server/metrics).
-		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
-	)
+	h := tracing.ServerHandler(tp, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, pattern := s.mux.Handler(r)
 		if !tracedRoute(pattern) {

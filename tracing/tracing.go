@@ -61,6 +61,7 @@ const (
 	EnvTracesProtocol = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	EnvServiceName    = "OTEL_SERVICE_NAME"
 	EnvResourceAttrs  = "OTEL_RESOURCE_ATTRIBUTES"
+	EnvTracesSampler  = "OTEL_TRACES_SAMPLER"
 )
 
 // ProtocolHTTPProtobuf is the one export protocol: OTLP over HTTP with

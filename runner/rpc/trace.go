@@ -21,6 +21,8 @@ import (
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // injectTrace puts the W3C trace context of ctx's span (traceparent, and
@@ -28,27 +30,13 @@ import (
 // of the operation is a child of the caller's: the API's span of the /v1
 // call. Nothing is added when ctx has no span, as in the manager's calls.
 func injectTrace(ctx context.Context, h http.Header) {
-	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(h))
 }
 
-// The runner's trace export: the manager sets these standard OpenTelemetry
-// variables on runner pods when its runner.otlpEndpoint is set, and the
-// runner reads them (package tracing).
-const (
-	// EnvOTLPEndpoint is the collector's OTLP/HTTP base URL.
-	EnvOTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	// EnvOTLPProtocol is the export protocol, OTLPProtocol.
-	EnvOTLPProtocol = "OTEL_EXPORTER_OTLP_PROTOCOL"
-	// OTLPProtocol is the one protocol spans are exported with.
-	OTLPProtocol = "http/protobuf"
-	// EnvTracesSampler is the runner's sampler, TracesSamplerFollowCaller.
-	EnvTracesSampler = "OTEL_TRACES_SAMPLER"
-	// TracesSamplerFollowCaller records a call when the caller's trace
-	// context says its trace is recorded, and never starts a trace: the
-	// API decides which traces are recorded, and the manager's calls (agent
-	// tasks, which carry none) make no spans.
-	TracesSamplerFollowCaller = "parentbased_always_off"
-	// EnvResourceAttributes names the runner's namespace, pod and session
-	// on its spans.
-	EnvResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
-)
+// TracesSamplerFollowCaller is the runner's sampler (tracing.EnvTracesSampler,
+// which the manager sets on runner pods with the other OTEL_* variables of
+// package tracing when its runner.otlpEndpoint is set): it records a call
+// when the caller's trace context says its trace is recorded, and never
+// starts a trace. The API decides which traces are recorded, and the
+// manager's calls (agent tasks, which carry none) make no spans.
+const TracesSamplerFollowCaller = "parentbased_always_off"

@@ -20,13 +20,11 @@ import (
 	"net/http"
 	"strings"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
+	"github.com/browserfleet/browserfleet/tracing"
 )
 
 // attrActionID is the id the API gave the call (rpc.HeaderActionID), under
@@ -40,8 +38,7 @@ const attrActionID = attribute.Key("browserfleet.action_id")
 //
 // Spans are named for the route ("POST /v1/act"; an agent task's
 // "GET /v1/agent/tasks/{uid}"), never the raw path. Their attributes are
-// OpenTelemetry's HTTP server conventions and the call's action id; request
-// bodies and headers are never among them. The /cdp proxy and unknown
+// tracing.ServerHandler's and the call's action id. The /cdp proxy and unknown
 // paths are not traced. Whether a call is recorded is the sampler's: the
 // manager starts runners with parentbased_always_off, so the runner records
 // exactly the calls of the traces the API records.
@@ -55,11 +52,7 @@ func traced(tp trace.TracerProvider, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-	h := otelhttp.NewHandler(tagged, "",
-		otelhttp.WithTracerProvider(tp),
-		otelhttp.WithPropagators(propagation.TraceContext{}),
-		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
-	)
+	h := tracing.ServerHandler(tp, tagged)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route, ok := tracedRoute(r.URL.Path)
 		if !ok {

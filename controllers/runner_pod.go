@@ -84,6 +84,9 @@ type RunnerConfig struct {
 	// SearchURL is the API's search relay, which runners get as
 	// --search-url; empty: agents have no search tool.
 	SearchURL string
+	// ServicesURL is the API's runner listener, which runners get as
+	// --services-url for the cache and the gateway; empty: neither.
+	ServicesURL string
 	// OTLPEndpoint is the collector runners export their spans to
 	// (runnerTraceEnv); empty: none.
 	OTLPEndpoint string
@@ -280,6 +283,9 @@ func runnerArgs(cfg RunnerConfig) []string {
 	}
 	if cfg.SearchURL != "" {
 		args = append(args, "--"+rpc.FlagSearchURL+"="+cfg.SearchURL)
+	}
+	if cfg.ServicesURL != "" {
+		args = append(args, "--"+rpc.FlagServicesURL+"="+cfg.ServicesURL)
 	}
 	return append(args, cfg.Args...)
 }

@@ -94,6 +94,7 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 		EgressAllowCIDRs:              allow,
 		EgressClusterCIDRs:            cluster,
 		SearchURL:                     r.SearchURL,
+		ServicesURL:                   r.ServicesURL,
 		OTLPEndpoint:                  r.OTLPEndpoint,
 	}
 	sessions := SessionConfig{

@@ -49,6 +49,12 @@ type AgentTaskSpec struct {
 	// +optional
 	ShouldCache *bool `json:"shouldCache,omitempty"`
 
+	// cache is the server-side cache setting of the run: with shouldCache
+	// and the cache on, an identical earlier run is replayed with no model
+	// call, and a successful run is stored. Omitted, the session's.
+	// +optional
+	Cache *CacheSpec `json:"cache,omitempty"`
+
 	// activeDeadlineSeconds bounds the task's run, counted from when its
 	// agent started; past it the agent is stopped and the task fails with
 	// reason DeadlineExceeded. When omitted, the manager's

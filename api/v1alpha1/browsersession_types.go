@@ -57,6 +57,11 @@ type BrowserSessionSpec struct {
 	// +optional
 	SelfHeal *bool `json:"selfHeal,omitempty"`
 
+	// cache is the session's server-side cache setting for act, observe,
+	// extract and agent runs; a call's own setting overrides it.
+	// +optional
+	Cache *CacheSpec `json:"cache,omitempty"`
+
 	// experimental enables experimental engine features.
 	// +optional
 	Experimental *bool `json:"experimental,omitempty"`

@@ -70,11 +70,12 @@ type SecretReference struct {
 // model config of the /v1 API with every secret replaced by a reference.
 type ModelSpec struct {
 	// name is the provider-prefixed model identifier, `<provider>/<model>`,
-	// for example `openai/gpt-4.1-mini` or `anthropic/claude-sonnet-4-5`.
+	// for example `openai/gpt-4.1-mini` or `anthropic/claude-sonnet-4-5`; or
+	// `auto`, the model gateway's default model (docs/gateway.md).
 	// +required
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9._-]+/[^\s]+$`
+	// +kubebuilder:validation:Pattern=`^(auto|[A-Za-z0-9._-]+/[^\s]+)$`
 	Name string `json:"name,omitempty"`
 
 	// provider overrides the provider taken from the prefix of name.
@@ -211,4 +212,22 @@ type Usage struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	InferenceTimeMs int64 `json:"inferenceTimeMs,omitempty"`
+}
+
+// CacheSpec is the server-side cache setting of a session or a task
+// (docs/cache.md).
+type CacheSpec struct {
+	// enabled turns the cache on or off. Omitted, the project's default
+	// applies where the API resolves it (calls through /v1), and off where
+	// the manager does (a task created with kubectl).
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// threshold is how many times an identical call must have been seen
+	// before its cached result is served: 1 serves the second call.
+	// Omitted, the project's default.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Threshold *int32 `json:"threshold,omitempty"`
 }

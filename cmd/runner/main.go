@@ -56,6 +56,7 @@ func run() int {
 		logFormat      = flag.String("log-format", "json", "log format: json or text")
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
 		searchURL      = flag.String(rpc.FlagSearchURL, "", "URL of the API's search relay, which offers agents web search; empty: no search tool")
+		servicesURL    = flag.String(rpc.FlagServicesURL, "", "base URL of the API's runner listener, for the server-side cache and the model gateway; empty: neither")
 		egressCfg      egress.Config
 	)
 	flag.Func(rpc.FlagAllowedExecutable, "absolute path of a browser binary a session's launchOptions.executablePath may name, besides --chromium; repeatable", func(v string) error {
@@ -91,6 +92,7 @@ func run() int {
 	cfg.DataDir = *dataDir
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)
+	cfg.ServicesURL = *servicesURL
 	if *searchURL != "" {
 		// The relay is the operator's (the manager passes its address),
 		// so its calls do not pass the egress gate, which is for what

@@ -119,6 +119,10 @@ type Config struct {
 	// Search is the operator's web search, through the API's relay
 	// (rpc.FlagSearchURL); nil: the agent has no search tool.
 	Search search.Searcher
+	// ServicesURL is the base URL of the API's runner listener
+	// (rpc.FlagServicesURL), where the server-side cache and the model
+	// gateway are; empty: neither.
+	ServicesURL string
 }
 
 // DefaultDataDir is the data directory when none is configured: under the

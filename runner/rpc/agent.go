@@ -19,6 +19,8 @@ package rpc
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/browserfleet/browserfleet/cache"
 )
 
 // The runner's agent tasks. The manager starts a task with the AgentTask's
@@ -93,6 +95,10 @@ type AgentTaskRequest struct {
 	FrameID string `json:"frameId,omitempty"`
 	// ShouldCache asks for a cache entry of the run in the result.
 	ShouldCache bool `json:"shouldCache,omitempty"`
+	// Cache is the server-side cache setting of the run: with ShouldCache,
+	// an identical earlier run's entry is replayed with no model call, and
+	// a successful run stores its entry. nil: neither.
+	Cache *cache.Setting `json:"cache,omitempty"`
 	// DeadlineSeconds bounds the run from its start; past it the task
 	// fails with code TIMEOUT. 0 is no bound but the runner's life.
 	DeadlineSeconds int `json:"deadlineSeconds,omitempty"`
@@ -157,6 +163,9 @@ type AgentResult struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	// CacheEntry is set when the request asked for ShouldCache.
 	CacheEntry *AgentCacheEntry `json:"cacheEntry,omitempty"`
+	// Cache is what the server-side cache did for the run; nil is
+	// DISABLED.
+	Cache *cache.Report `json:"cache,omitempty"`
 }
 
 // AgentCacheEntry is the /v1 API's cacheEntry: a key and the recorded

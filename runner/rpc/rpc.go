@@ -63,6 +63,11 @@ const (
 	// FlagSearchURL is the URL of the API's search relay; the runner offers
 	// the agent its search tool only with it.
 	FlagSearchURL = "search-url"
+	// FlagServicesURL is the base URL of the API's runner listener, where
+	// the runner reaches the server-side cache (cache.RunnerPathGet, ...)
+	// and the model gateway (gateway.RunnerPath) with its session token;
+	// empty: neither.
+	FlagServicesURL = "services-url"
 	// HeaderRunnerSession names the calling runner's session,
 	// "namespace/name"; the runner token goes in Authorization, as for
 	// calls to the runner.

@@ -24,6 +24,8 @@ import (
 	"math"
 	"time"
 	"unicode/utf8"
+
+	"github.com/browserfleet/browserfleet/cache"
 )
 
 // The request and result types below mirror the bodies of the /v1 API
@@ -250,6 +252,9 @@ type ActOptions struct {
 	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
 	// SelfHeal, when set, overrides the session's selfHeal for this call.
 	SelfHeal *bool `json:"selfHeal,omitempty"`
+	// Cache is the server-side cache setting the API resolved for the
+	// call; nil: no lookup, no write (DISABLED).
+	Cache *cache.Setting `json:"cache,omitempty"`
 	CallSettings
 }
 
@@ -311,6 +316,9 @@ type ObserveOptions struct {
 	Selector string `json:"selector,omitempty"`
 	// IgnoreSelectors leave out the elements they match.
 	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
+	// Cache is the server-side cache setting the API resolved for the
+	// call; nil: no lookup, no write (DISABLED).
+	Cache *cache.Setting `json:"cache,omitempty"`
 	CallSettings
 }
 
@@ -335,6 +343,9 @@ type ExtractOptions struct {
 	IgnoreSelectors []string `json:"ignoreSelectors,omitempty"`
 	// Screenshot sends a screenshot of the page to the model too.
 	Screenshot *bool `json:"screenshot,omitempty"`
+	// Cache is the server-side cache setting the API resolved for the
+	// call; nil: no lookup, no write (DISABLED).
+	Cache *cache.Setting `json:"cache,omitempty"`
 	CallSettings
 }
 
@@ -414,6 +425,9 @@ func (u Usage) Add(o Usage) Usage {
 type Result[T any] struct {
 	Result T     `json:"result"`
 	Usage  Usage `json:"usage"`
+	// Cache is what the server-side cache did for act, observe and
+	// extract; nil is DISABLED.
+	Cache *cache.Report `json:"cache,omitempty"`
 }
 
 // LogLevel is a log line's level, as in the /v1 API's log objects.

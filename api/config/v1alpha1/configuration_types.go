@@ -144,6 +144,15 @@ type RunnerConfiguration struct {
 	// +optional
 	SearchURL string `json:"searchURL,omitempty"`
 
+	// servicesURL is the base URL of the API's runner listener, such as
+	// http://browserfleet-api-runners.browserfleet:8081, where runners
+	// reach the server-side cache (/runner/v1/cache/...) and the model
+	// gateway (/runner/v1/models/generate) with their session's token.
+	// Empty: runners use neither (every call reports cache DISABLED, and a
+	// session without a model key of its own cannot ask a model).
+	// +optional
+	ServicesURL string `json:"servicesURL,omitempty"`
+
 	// otlpEndpoint is the OTLP/HTTP base URL of the collector runners
 	// export the spans of their operations to (they post to its
 	// /v1/traces), such as http://otel-collector.observability:4318: each

@@ -91,11 +91,8 @@ func validateRunner(r *RunnerConfiguration, p *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, ValidateModelBaseURLs(r.ModelBaseURLs, p.Child("modelBaseURLs"))...)
-	if r.SearchURL != "" {
-		if u, err := url.Parse(r.SearchURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			errs = append(errs, field.Invalid(p.Child("searchURL"), r.SearchURL, "must be an absolute http or https URL without credentials"))
-		}
-	}
+	errs = append(errs, validateAPIURL(r.ServicesURL, p.Child("servicesURL"))...)
+	errs = append(errs, validateAPIURL(r.SearchURL, p.Child("searchURL"))...)
 	if r.OTLPEndpoint != "" {
 		u, err := url.Parse(r.OTLPEndpoint)
 		switch {
@@ -305,4 +302,15 @@ func validateQuota(q *QuotaConfiguration, p *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// validateAPIURL checks a URL of the API's runner listener, when set.
+func validateAPIURL(v string, p *field.Path) field.ErrorList {
+	if v == "" {
+		return nil
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return field.ErrorList{field.Invalid(p, v, "must be an absolute http or https URL without credentials")}
+	}
+	return nil
 }

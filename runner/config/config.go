@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -123,6 +124,9 @@ type Config struct {
 	// (rpc.FlagServicesURL), where the server-side cache and the model
 	// gateway are; empty: neither.
 	ServicesURL string
+	// Cache is the server-side cache, through the API's runner listener
+	// (cache.Client on ServicesURL); nil: every call is DISABLED.
+	Cache cache.Store
 }
 
 // DefaultDataDir is the data directory when none is configured: under the

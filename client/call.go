@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
@@ -171,10 +172,11 @@ func checkModel(field string, m *ModelConfig, generate bool) error {
 	return nil
 }
 
-// checkCache refuses a threshold that is not a positive integer.
+// checkCache refuses a threshold that is not a positive integer within the
+// service's bound.
 func checkCache(field string, c *Caching) error {
-	if c != nil && c.thresholdSet && c.threshold <= 0 {
-		return invalid(field, "the threshold must be a positive integer, got %d", c.threshold)
+	if c != nil && c.thresholdSet && (c.threshold <= 0 || c.threshold > cache.MaxThreshold) {
+		return invalid(field, "the threshold must be a positive integer of at most %d, got %d", cache.MaxThreshold, c.threshold)
 	}
 	return nil
 }

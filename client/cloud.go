@@ -42,10 +42,14 @@ type CloudBrowserLaunchOptions struct {
 	// $BROWSERFLEET_API_KEY.
 	APIKey string
 	// ModelName is the session's default model, such as
-	// "openai/gpt-4.1-mini". Required: the service starts every session
-	// with one. An instance's Model is sent with each call and takes its
-	// place.
+	// "openai/gpt-4.1-mini". Empty (or "auto") leaves it to the service's
+	// model gateway, which picks the operator's default model; a service
+	// without a gateway refuses such a start naming modelName. An
+	// instance's Model is sent with each call and takes its place.
 	ModelName string
+	// Cache is the session's server-side cache setting, the default of
+	// its calls; nil leaves the project's.
+	Cache *Caching
 	// BrowserSettings configure the browser itself.
 	BrowserSettings *CloudBrowserSettings
 	// Proxies asks for the service's proxy (ProxiesEnabled) or lists

@@ -99,7 +99,7 @@ func (r *cloudRuntime) close(context.Context) error { return nil }
 // and scope, and the instance's settings the session was started without
 // (systemPrompt, domSettleTimeoutMs) when the instance gives them.
 func (r *cloudRuntime) options(call opCall) opOptionsWire {
-	o := opOptionsWire{Selector: call.selector, IgnoreSelectors: call.ignore}
+	o := opOptionsWire{Selector: call.selector, IgnoreSelectors: call.ignore, Cache: cacheWire(call.cache)}
 	if m := call.model; m != nil {
 		o.Model = &modelWire{ModelName: m.ModelName, APIKey: m.APIKey, BaseURL: m.BaseURL, Headers: m.Headers}
 	}

@@ -200,6 +200,12 @@ func TestStartBody(t *testing.T) {
 	}{
 		{"model only", CloudBrowserLaunchOptions{ModelName: "openai/gpt-4.1-mini"},
 			`{"modelName":"openai/gpt-4.1-mini","browser":{"type":"cloud"}}`},
+		{"no model: the gateway's", CloudBrowserLaunchOptions{},
+			`{"browser":{"type":"cloud"}}`},
+		{"the session's cache, on", CloudBrowserLaunchOptions{ModelName: "openai/gpt-4.1-mini", Cache: CacheEnabled(true)},
+			`{"modelName":"openai/gpt-4.1-mini","browser":{"type":"cloud"},"cache":true}`},
+		{"the session's cache, with a threshold", CloudBrowserLaunchOptions{Cache: CacheWithThreshold(3)},
+			`{"browser":{"type":"cloud"},"cache":{"threshold":3}}`},
 		{"every field", CloudBrowserLaunchOptions{
 			ModelName: "anthropic/claude-sonnet-4-5",
 			BrowserSettings: &CloudBrowserSettings{
@@ -254,7 +260,8 @@ func TestStartBodyRefusals(t *testing.T) {
 		opts CloudBrowserLaunchOptions
 		want string
 	}{
-		{"no model", CloudBrowserLaunchOptions{}, "invalid argument: ModelName: required"},
+		{"a threshold of zero", CloudBrowserLaunchOptions{Cache: CacheWithThreshold(0)}, "invalid argument: CloudBrowserLaunchOptions.Cache: the threshold must be"},
+		{"a threshold over the bound", CloudBrowserLaunchOptions{Cache: CacheWithThreshold(1001)}, "invalid argument: CloudBrowserLaunchOptions.Cache: the threshold must be"},
 		{"negative timeout", CloudBrowserLaunchOptions{ModelName: "openai/x", Timeout: -time.Second}, "invalid argument: Timeout: must not be negative"},
 		{"over a week", CloudBrowserLaunchOptions{ModelName: "openai/x", Timeout: 8 * 24 * time.Hour}, "invalid argument: Timeout: must be at most 168h0m0s"},
 	}
@@ -541,5 +548,29 @@ func TestCloudDriver(t *testing.T) {
 	}
 	if got := f.last(); got.method != http.MethodPost || got.path != "/v1/sessions/"+testSession+"/end" {
 		t.Errorf("closing a launched handle sent %s %s", got.method, got.path)
+	}
+}
+
+func TestCacheWire(t *testing.T) {
+	tests := []struct {
+		name string
+		c    *Caching
+		want string
+	}{
+		{"none: the session's", nil, `null`},
+		{"off", CacheEnabled(false), `false`},
+		{"on", CacheEnabled(true), `true`},
+		{"a threshold", CacheWithThreshold(4), `{"threshold":4}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw, err := json.Marshal(cacheWire(tt.c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(raw)); diff != "" {
+				t.Errorf("wire (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

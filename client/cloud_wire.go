@@ -33,7 +33,9 @@ const maxSessionTimeout = 7 * 24 * time.Hour
 
 // startWire is the body of POST /v1/sessions/start.
 type startWire struct {
-	ModelName string           `json:"modelName"`
+	ModelName string           `json:"modelName,omitempty"`
+	// Cache is the session's cache setting (cacheWire).
+	Cache any `json:"cache,omitempty"`
 	Browser   browserWire      `json:"browser"`
 	Cloud     *cloudParamsWire `json:"cloudSessionCreateParams,omitempty"`
 }
@@ -112,10 +114,10 @@ type geolocationWire struct {
 // (regions, bounds, proxy variants) and answers a 400 naming the field;
 // only what has no wire form of its own is checked here.
 func startBody(opts CloudBrowserLaunchOptions) (*startWire, error) {
-	if opts.ModelName == "" {
-		return nil, invalid("ModelName", "required: the service starts every session with a default model, such as openai/gpt-4.1-mini")
+	if err := checkCache("CloudBrowserLaunchOptions.Cache", opts.Cache); err != nil {
+		return nil, err
 	}
-	body := &startWire{ModelName: opts.ModelName, Browser: browserWire{Type: "cloud"}}
+	body := &startWire{ModelName: opts.ModelName, Browser: browserWire{Type: "cloud"}, Cache: cacheWire(opts.Cache)}
 	p := &cloudParamsWire{
 		BrowserSettings: browserSettings(opts.BrowserSettings),
 		KeepAlive:       trueOrNil(opts.KeepAlive),
@@ -209,6 +211,20 @@ func proxies(p *CloudProxies) any {
 	return nil
 }
 
+// cacheWire is the wire form of a cache setting: false, true, or
+// {"threshold": n}; nil (left out) for none.
+func cacheWire(c *Caching) any {
+	switch {
+	case c == nil:
+		return nil
+	case !c.enabled:
+		return false
+	case c.thresholdSet:
+		return map[string]int{"threshold": c.threshold}
+	}
+	return true
+}
+
 // modelWire is an operation's options.model.
 type modelWire struct {
 	ModelName string            `json:"modelName,omitempty"`
@@ -232,6 +248,9 @@ type opOptionsWire struct {
 	IgnoreSelectors    []string                `json:"ignoreSelectors,omitempty"`
 	SystemPrompt       *string                 `json:"systemPrompt,omitempty"`
 	DOMSettleTimeoutMs *int                    `json:"domSettleTimeoutMs,omitempty"`
+	// Cache is the call's cache setting (cacheWire); nil leaves the
+	// session's.
+	Cache any `json:"cache,omitempty"`
 	// act only.
 	SelfHeal *bool `json:"selfHeal,omitempty"`
 	// extract only.

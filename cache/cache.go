@@ -92,8 +92,8 @@ const (
 	RunnerPathSet = "/runner/v1/cache/set"
 )
 
-// HeaderBypass, "true", makes a /v1 call skip the cache: no lookup, no
-// write, status DISABLED.
+// HeaderBypass is the header that, "true", makes a /v1 call skip the
+// cache: no lookup, no write, status DISABLED.
 const HeaderBypass = "x-cache-bypass"
 
 // Setting is the cache setting a call runs with, resolved by the API from

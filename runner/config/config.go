@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/search"

@@ -556,7 +556,7 @@ func TestDisabledAndDeterministicCallsMakeNoLookup(t *testing.T) {
 	}
 }
 
-// failing is a store that never answers well.
+// failing is a store that answers every call with an error.
 type failing struct{}
 
 func (failing) Get(context.Context, cache.GetRequest) (*cache.GetResponse, error) {
@@ -564,17 +564,41 @@ func (failing) Get(context.Context, cache.GetRequest) (*cache.GetResponse, error
 }
 func (failing) Set(context.Context, cache.SetRequest) error { return errors.New("connection refused") }
 
+// hanging is a store that answers nothing until its caller gives up.
+type hanging struct{}
+
+func (hanging) Get(ctx context.Context, _ cache.GetRequest) (*cache.GetResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (hanging) Set(ctx context.Context, _ cache.SetRequest) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
 func TestStoreFailureRunsLive(t *testing.T) {
-	h := open(t, "/form")
-	h.enqueueClick("button: Sign in")
-	res, rep, err := cached.Act(h.ctx, h.e, failing{}, &cache.Setting{Threshold: 2}, engine.ActOptions{Instruction: "click sign in"})
-	if err != nil || !res.Success {
-		t.Fatalf("act: %v %+v", err, res)
-	}
-	if diff := cmp.Diff(cache.Report{Status: cache.StatusMiss, Threshold: 2, MissReason: cache.MissStoreUnavailable}, rep); diff != "" {
-		t.Errorf("report (-want +got):\n%s", diff)
-	}
-	if h.clicks() != 1 {
-		t.Error("the live act did not click")
+	for _, tc := range []struct {
+		name  string
+		store cache.Store
+	}{
+		{"an error", failing{}},
+		// The lookup is bounded by cache.StoreTimeout; the call's own
+		// context has no deadline.
+		{"no answer", hanging{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := open(t, "/form")
+			h.enqueueClick("button: Sign in")
+			res, rep, err := cached.Act(h.ctx, h.e, tc.store, &cache.Setting{Threshold: 2}, engine.ActOptions{Instruction: "click sign in"})
+			if err != nil || !res.Success {
+				t.Fatalf("act: %v %+v", err, res)
+			}
+			if diff := cmp.Diff(cache.Report{Status: cache.StatusMiss, Threshold: 2, MissReason: cache.MissStoreUnavailable}, rep); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+			if h.clicks() != 1 {
+				t.Error("the live act did not click")
+			}
+		})
 	}
 }

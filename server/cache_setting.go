@@ -67,17 +67,8 @@ func (s *server) cacheSetting(r *http.Request, call *serverv1.CacheOption, bs *v
 // values, the call's option, the session's spec.cache, the project
 // default, and whether there is a store.
 func resolveCache(bypass []string, call *serverv1.CacheOption, session *v1alpha1.CacheSpec, project ManagedCacheOptions, haveStore bool) (*cache.Setting, *serverv1.Issue) {
-	switch {
-	case len(bypass) > 1:
-		return nil, &serverv1.Issue{Path: cache.HeaderBypass, Message: `header must be given once, "true" or "false"`}
-	case len(bypass) == 1:
-		switch strings.ToLower(strings.TrimSpace(bypass[0])) {
-		case "true":
-			return nil, nil
-		case "false":
-		default:
-			return nil, &serverv1.Issue{Path: cache.HeaderBypass, Message: `header must be "true" or "false"`}
-		}
+	if skip, issue := parseBypass(bypass); skip || issue != nil {
+		return nil, issue
 	}
 	if !haveStore {
 		return nil, nil
@@ -105,4 +96,29 @@ func resolveCache(bypass []string, call *serverv1.CacheOption, session *v1alpha1
 		return nil, nil
 	}
 	return &cache.Setting{Threshold: threshold}, nil
+}
+
+// bypassIssue is what is wrong with a request's x-cache-bypass header, or
+// nil; decoding reports it with the body's issues.
+func bypassIssue(r *http.Request) *serverv1.Issue {
+	_, issue := parseBypass(r.Header.Values(cache.HeaderBypass))
+	return issue
+}
+
+// parseBypass reads the values of x-cache-bypass: skip for "true" (any
+// case), nothing for "false" or no header.
+func parseBypass(values []string) (skip bool, issue *serverv1.Issue) {
+	switch {
+	case len(values) == 0:
+		return false, nil
+	case len(values) > 1:
+		return false, &serverv1.Issue{Path: cache.HeaderBypass, Message: `header must be given once, "true" or "false"`}
+	}
+	switch strings.ToLower(strings.TrimSpace(values[0])) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &serverv1.Issue{Path: cache.HeaderBypass, Message: `header must be "true" or "false"`}
 }

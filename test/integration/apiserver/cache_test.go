@@ -393,6 +393,27 @@ var _ = Describe("the server-side cache across projects and replicas (the AI is 
 		Expect(model.Requests()).To(HaveLen(before + 3))
 	})
 
+	It("answers the cache endpoints as the document says", func(ctx SpecContext) {
+		p := newProject(ctx)
+		key := strings.Repeat("c0", 32)
+		get := func(body string) response {
+			GinkgoHelper()
+			r := do(http.MethodPost, cache.PathGet, p.Key, body, nil)
+			documented(http.MethodPost, cache.PathGet, r)
+			return r
+		}
+		Expect(get(fmt.Sprintf(`{"key": %q, "threshold": 1}`, key)).JSON()).To(Equal(map[string]any{
+			"count": float64(1), "threshold": float64(1), "hit": false, "missReason": cache.MissNotCached}))
+		set := do(http.MethodPost, cache.PathSet, p.Key, fmt.Sprintf(`{"key": %q, "entry": {"method": "extract", "value": {"heading": "Sign up"}, "usage": {"inputTokens": 7, "outputTokens": 1}}}`, key), nil)
+		Expect(set.Status).To(Equal(http.StatusOK), "%s", set.Raw)
+		documented(http.MethodPost, cache.PathSet, set)
+		Expect(get(fmt.Sprintf(`{"key": %q, "threshold": 1}`, key)).JSON()).To(Equal(map[string]any{
+			"count": float64(2), "threshold": float64(1), "hit": true,
+			"entry": map[string]any{"method": "extract", "value": map[string]any{"heading": "Sign up"}, "usage": map[string]any{"inputTokens": float64(7), "outputTokens": float64(1)}}}))
+		refused := get(`{"key": "nope", "threshold": 1}`)
+		Expect(refused.Status).To(Equal(http.StatusBadRequest), "%s", refused.Raw)
+	})
+
 	It("never serves one project's entry to another", func(ctx SpecContext) {
 		p, q := newProject(ctx), newProject(ctx)
 		pid, qid := startSession(p, ""), startSession(q, "")

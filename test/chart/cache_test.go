@@ -207,6 +207,21 @@ var _ = Describe("the server-side cache's values", func() {
 		Expect(opts.CacheRedisPasswordFile).To(BeEmpty())
 	})
 
+	It("warn in NOTES.txt when several API replicas have no shared cache", func() {
+		r, err := Render("bf", "bf-system", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Notes).To(ContainSubstring("each of the\n2 API replicas keeps its own entries"))
+		for _, vals := range []map[string]any{
+			deployRedis(),
+			{"api": map[string]any{"replicas": 1}},
+			{"cache": map[string]any{"redis": map[string]any{"address": "redis:6379"}}},
+		} {
+			r, err := Render("bf", "bf-system", vals)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Notes).NotTo(ContainSubstring("has no Redis"), "%v", vals)
+		}
+	})
+
 	It("are all read by the API's flags and pass its checks", func() {
 		vals, err := ValuesFile("values-all.yaml")
 		Expect(err).NotTo(HaveOccurred())

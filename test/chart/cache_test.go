@@ -140,10 +140,10 @@ var _ = Describe("the server-side cache's values", func() {
 		var args []string
 		for i := 0; i < len(c.Args); i++ {
 			a := c.Args[i]
-			switch {
-			case a == "/etc/redis/redis.conf":
+			switch a {
+			case "/etc/redis/redis.conf":
 				a = conf
-			case a == "--port" || a == "--dir":
+			case "--port", "--dir":
 				Expect(i + 1).To(BeNumerically("<", len(c.Args)))
 				v := port
 				if a == "--dir" {

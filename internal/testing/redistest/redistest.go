@@ -21,6 +21,7 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -130,7 +131,8 @@ func start(dir string, opts Options) (*Server, error) {
 
 // run starts the process and waits until it is ready.
 func (s *Server) run() error {
-	cmd := exec.Command(Binary(), s.args...)
+	// Stop ends the process; no context outlives it.
+	cmd := exec.CommandContext(context.Background(), Binary(), s.args...)
 	cmd.Dir = s.dir
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.StdoutPipe()
@@ -231,7 +233,7 @@ func (s *Server) Stop() {
 
 // freePort returns a loopback port nobody listens on right now.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}

@@ -231,7 +231,7 @@ var _ = Describe("the cache endpoints", Ordered, func() {
 		p := newProject(ctx)
 		k := cacheKey("at the bound")
 		// The entry's JSON is exactly cache.MaxEntryBytes.
-		shell := len(fmt.Sprintf(`{"method":"extract","value":"","usage":{"inputTokens":120,"outputTokens":30}}`))
+		shell := len(`{"method":"extract","value":"","usage":{"inputTokens":120,"outputTokens":30}}`)
 		value := `"` + strings.Repeat("y", cache.MaxEntryBytes-shell) + `"`
 		st, raw := callRaw(apiA, http.MethodPost, cache.PathSet, p.Key, setBody(k, "extract", value), nil)
 		Expect(st).To(Equal(http.StatusOK), "%.300s", raw)

@@ -27,6 +27,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"k8s.io/utils/ptr"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/agent"
 	"github.com/browserfleet/browserfleet/engine/llm"
@@ -49,6 +50,9 @@ type Automation struct {
 	// search is the operator's web search, for the agent's search tool;
 	// nil: none.
 	search search.Searcher
+	// cache is the server-side cache (the API's, through its runner
+	// listener); nil: every call is DISABLED.
+	cache cache.Store
 }
 
 var _ Interface = (*Automation)(nil)
@@ -70,6 +74,7 @@ func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
 		a.selfHeal = ptr.Deref(cfg.Spec.SelfHeal, false)
 		dialer.Policy, dialer.Resolver = cfg.Egress, cfg.Resolver
 		a.search = cfg.Search
+		a.cache = cfg.Cache
 	}
 	a.models = newModels(def, dialer, log)
 	return a

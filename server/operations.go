@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/runnertoken"
 	"github.com/browserfleet/browserfleet/server/apikey"
@@ -55,10 +56,21 @@ type operation struct {
 	// model is the per-call model's name, "" for the session's.
 	model string
 	// metadata adds data.metadata to the success: act, observe, extract.
-	metadata bool
-	// call runs the operation on the runner. onLog is nil for a plain
-	// call.
-	call func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (result any, usage rpc.Usage, err error)
+	// The server-side cache serves exactly these: the call's setting is
+	// resolved (cacheSetting) from cacheOption, its options.cache.
+	metadata    bool
+	cacheOption *serverv1.CacheOption
+	// call runs the operation on the runner with the call's cache setting
+	// (nil: off). onLog is nil for a plain call.
+	call func(ctx context.Context, c *rpc.Client, setting *cache.Setting, onLog func(rpc.LogLine)) (opResult, error)
+}
+
+// opResult is what an operation's call answers.
+type opResult struct {
+	result any
+	usage  rpc.Usage
+	// cache is what the server-side cache did; nil is DISABLED.
+	cache *cache.Report
 }
 
 // readySession looks up the session of a call and checks that it can take
@@ -123,6 +135,13 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 	if !ok {
 		return
 	}
+	var setting *cache.Setting
+	if op.metadata {
+		var issue *serverv1.Issue
+		if setting, issue = s.cacheSetting(r, op.cacheOption, bs); !s.acceptable(w, nil, issue) {
+			return
+		}
+	}
 
 	ctx, cancel := s.operationContext(r.Context())
 	defer cancel()
@@ -144,8 +163,9 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 	// the caller gets.
 	actionID := uuid.NewString()
 	started := time.Now()
-	result, usage, err := op.call(rpc.WithActionID(ctx, actionID), c, onLog)
+	res, err := op.call(rpc.WithActionID(ctx, actionID), c, setting, onLog)
 	ended := time.Now()
+	usage := res.usage
 
 	model := op.model
 	if model == "" {
@@ -166,9 +186,9 @@ func (s *server) operate(w http.ResponseWriter, r *http.Request, project apikey.
 	}
 	var md *serverv1.Metadata
 	if op.metadata {
-		md = serverv1.ComputedMetadata(usage)
+		md = serverv1.NewMetadata(res.cache, usage)
 	}
-	resp.succeed(result, actionID, md)
+	resp.succeed(res.result, actionID, md)
 }
 
 // operationContext is the request's context, cancelled too when the
@@ -237,37 +257,37 @@ func outcomeOf(err error) string {
 
 // act serves POST /v1/sessions/{id}/act.
 func (s *server) act(w http.ResponseWriter, r *http.Request, project apikey.Project) {
-	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeAct, func(b *serverv1.ActBody) *bool { return b.StreamResponse })
+	req, stream, ok := decodeCachedOperation(s, w, r, serverv1.DecodeAct, func(b *serverv1.ActBody) *bool { return b.StreamResponse })
 	if !ok {
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "act", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
-		call: forward(req.Request, (*rpc.Client).Act),
+		name: "act", stream: stream, model: modelName(req.Request.Options.Model), metadata: true, cacheOption: req.Cache,
+		call: forward(req.Request, (*rpc.Client).Act, func(q *rpc.ActRequest, c *cache.Setting) { q.Options.Cache = c }),
 	})
 }
 
 // observe serves POST /v1/sessions/{id}/observe.
 func (s *server) observe(w http.ResponseWriter, r *http.Request, project apikey.Project) {
-	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeObserve, func(b *serverv1.ObserveBody) *bool { return b.StreamResponse })
+	req, stream, ok := decodeCachedOperation(s, w, r, serverv1.DecodeObserve, func(b *serverv1.ObserveBody) *bool { return b.StreamResponse })
 	if !ok {
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "observe", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
-		call: forward(req.Request, (*rpc.Client).Observe),
+		name: "observe", stream: stream, model: modelName(req.Request.Options.Model), metadata: true, cacheOption: req.Cache,
+		call: forward(req.Request, (*rpc.Client).Observe, func(q *rpc.ObserveRequest, c *cache.Setting) { q.Options.Cache = c }),
 	})
 }
 
 // extract serves POST /v1/sessions/{id}/extract.
 func (s *server) extract(w http.ResponseWriter, r *http.Request, project apikey.Project) {
-	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeExtract, func(b *serverv1.ExtractBody) *bool { return b.StreamResponse })
+	req, stream, ok := decodeCachedOperation(s, w, r, serverv1.DecodeExtract, func(b *serverv1.ExtractBody) *bool { return b.StreamResponse })
 	if !ok {
 		return
 	}
 	s.operate(w, r, project, operation{
-		name: "extract", stream: stream, model: modelName(req.Request.Options.Model), metadata: true,
-		call: forward(req.Request, (*rpc.Client).Extract),
+		name: "extract", stream: stream, model: modelName(req.Request.Options.Model), metadata: true, cacheOption: req.Cache,
+		call: forward(req.Request, (*rpc.Client).Extract, func(q *rpc.ExtractRequest, c *cache.Setting) { q.Options.Cache = c }),
 	})
 }
 
@@ -279,22 +299,29 @@ func (s *server) navigate(w http.ResponseWriter, r *http.Request, project apikey
 	}
 	s.operate(w, r, project, operation{
 		name: "navigate", stream: stream,
-		call: forward(req.Request, (*rpc.Client).Navigate),
+		call: forward(req.Request, (*rpc.Client).Navigate, nil),
 	})
 }
 
-// forward makes an operation's call from a runner client method.
-func forward[R, T any](req R, method func(*rpc.Client, context.Context, R, func(rpc.LogLine)) (*rpc.Result[T], error)) func(context.Context, *rpc.Client, func(rpc.LogLine)) (any, rpc.Usage, error) {
-	return func(ctx context.Context, c *rpc.Client, onLog func(rpc.LogLine)) (any, rpc.Usage, error) {
+// forward makes an operation's call from a runner client method;
+// withCache puts the call's cache setting into the request (nil: the
+// operation has none).
+func forward[R, T any](req R, method func(*rpc.Client, context.Context, R, func(rpc.LogLine)) (*rpc.Result[T], error),
+	withCache func(*R, *cache.Setting)) func(context.Context, *rpc.Client, *cache.Setting, func(rpc.LogLine)) (opResult, error) {
+	return func(ctx context.Context, c *rpc.Client, setting *cache.Setting, onLog func(rpc.LogLine)) (opResult, error) {
+		if withCache != nil {
+			withCache(&req, setting)
+		}
 		res, err := method(c, ctx, req, onLog)
 		if err != nil {
-			return nil, rpc.Usage{}, err
+			return opResult{}, err
 		}
+		out := opResult{result: res.Result, usage: res.Usage, cache: res.Cache}
 		// An empty list is [], never null: the document says array.
 		if actions, ok := any(res.Result).([]rpc.Action); ok && actions == nil {
-			return []rpc.Action{}, res.Usage, nil
+			out.result = []rpc.Action{}
 		}
-		return res.Result, res.Usage, nil
+		return out, nil
 	}
 }
 
@@ -303,6 +330,21 @@ func forward[R, T any](req R, method func(*rpc.Client, context.Context, R, func(
 // issue of both.
 func decodeOperation[T any](s *server, w http.ResponseWriter, r *http.Request,
 	decode func([]byte) (*T, *serverv1.ValidationError), flag func(*T) *bool) (req *T, stream, ok bool) {
+	return decodeOperationWith(s, w, r, decode, flag, nil)
+}
+
+// decodeCachedOperation is decodeOperation for the operations the
+// server-side cache serves (act, observe, extract): a refused
+// x-cache-bypass header is one more issue.
+func decodeCachedOperation[T any](s *server, w http.ResponseWriter, r *http.Request,
+	decode func([]byte) (*T, *serverv1.ValidationError), flag func(*T) *bool) (req *T, stream, ok bool) {
+	return decodeOperationWith(s, w, r, decode, flag, bypassIssue(r))
+}
+
+// decodeOperationWith is decodeOperation with one more issue of the
+// request's headers, or nil.
+func decodeOperationWith[T any](s *server, w http.ResponseWriter, r *http.Request,
+	decode func([]byte) (*T, *serverv1.ValidationError), flag func(*T) *bool, header *serverv1.Issue) (req *T, stream, ok bool) {
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return nil, false, false
@@ -313,7 +355,7 @@ func decodeOperation[T any](s *server, w http.ResponseWriter, r *http.Request,
 		streamFlag = flag(req)
 	}
 	stream, issue := wantsStream(r, streamFlag)
-	if !s.acceptable(w, verr, issue) {
+	if !s.acceptable(w, verr, issue, header) {
 		return nil, false, false
 	}
 	return req, stream, true
@@ -321,13 +363,15 @@ func decodeOperation[T any](s *server, w http.ResponseWriter, r *http.Request,
 
 // acceptable answers a refused body or stream header and reports whether
 // the call may go on.
-func (s *server) acceptable(w http.ResponseWriter, verr *serverv1.ValidationError, issue *serverv1.Issue) bool {
+func (s *server) acceptable(w http.ResponseWriter, verr *serverv1.ValidationError, more ...*serverv1.Issue) bool {
 	var issues []serverv1.Issue
 	if verr != nil {
 		issues = append(issues, verr.Issues...)
 	}
-	if issue != nil {
-		issues = append(issues, *issue)
+	for _, issue := range more {
+		if issue != nil {
+			issues = append(issues, *issue)
+		}
 	}
 	if len(issues) == 0 {
 		return true

@@ -41,6 +41,7 @@ import (
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/store"
 )
 
 // Defaults of Options.
@@ -128,6 +129,14 @@ type Options struct {
 	// caller's traceparent; the runner call it makes carries it on. nil:
 	// no spans (tracing.go).
 	TracerProvider trace.TracerProvider
+	// Store holds the server-side cache's entries (per project) and the
+	// gateway's budgets: store.Redis, shared by every replica, or the
+	// embedded store.Memory. nil: no server-side cache (every call is
+	// DISABLED).
+	Store store.Store
+	// ManagedCache are the server-side cache's project defaults
+	// (cache_setting.go).
+	ManagedCache ManagedCacheOptions
 }
 
 // CacheOptions are what the API pod's cache must hold: BrowserSessions of

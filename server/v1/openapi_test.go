@@ -374,6 +374,7 @@ func TestOpenAPIBoundsMatchCRD(t *testing.T) {
 		{s + "AgentConfig/properties/systemPrompt", "agentConfig.systemPrompt"},
 		{s + "AgentConfig/properties/provider", "agentConfig.provider"},
 		{s + "FrameId", "frameId"},
+		{s + "CacheOption/properties/threshold", "cache.threshold"},
 	}
 	for _, model := range []string{"agentConfig.model", "agentConfig.executionModel"} {
 		pairs = append(pairs, []struct{ ours, crd string }{
@@ -438,6 +439,12 @@ func TestValidatorRequests(t *testing.T) {
 		{"POST", "/v1/sessions/{id}/act", `{}`, false},
 		{"POST", "/v1/sessions/{id}/act", ``, false},
 		{"POST", "/v1/sessions/{id}/act", `{"input":"x","options":{"timeout":0}}`, false},
+		{"POST", "/v1/sessions/{id}/act", `{"input":"x","options":{"cache":{"threshold":3}}}`, true},
+		{"POST", "/v1/sessions/{id}/observe", `{"options":{"cache":false}}`, true},
+		{"POST", "/v1/sessions/{id}/extract", `{"options":{"cache":{"threshold":0}}}`, false},
+		{"POST", "/v1/sessions/{id}/act", `{"input":"x","options":{"cache":{"threshold":2,"ttl":5}}}`, false},
+		{"POST", "/v1/sessions/start", `{"modelName":"openai/gpt-4o","cache":true}`, true},
+		{"POST", "/v1/sessions/start", `{"modelName":"openai/gpt-4o","cache":"on"}`, false},
 		{"POST", "/v1/sessions/start", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"bogus":1}}}`, false},
 		{"POST", "/v1/sessions/start", `{"modelName":"openai/gpt-4o","extra":1}`, true},
 		{"POST", "/v1/sessions/{id}/end", ``, true},

@@ -28,6 +28,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine/action"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -46,18 +47,26 @@ var (
 type ActBody struct {
 	Request        rpc.ActRequest
 	StreamResponse *bool
+	// Cache is options.cache, nil when absent. The server resolves it,
+	// with the bypass header and the session's and project's settings,
+	// into Request.Options.Cache.
+	Cache *CacheOption
 }
 
 // ObserveBody is a decoded observe body.
 type ObserveBody struct {
 	Request        rpc.ObserveRequest
 	StreamResponse *bool
+	// Cache is options.cache; see ActBody.
+	Cache *CacheOption
 }
 
 // ExtractBody is a decoded extract body.
 type ExtractBody struct {
 	Request        rpc.ExtractRequest
 	StreamResponse *bool
+	// Cache is options.cache; see ActBody.
+	Cache *CacheOption
 }
 
 // NavigateBody is a decoded navigate body.
@@ -99,6 +108,7 @@ func DecodeAct(body []byte) (*ActBody, *ValidationError) {
 			FrameID: deref(w.FrameID),
 		},
 		StreamResponse: w.StreamResponse,
+		Cache:          w.Options.Cache,
 	}, nil
 }
 
@@ -129,6 +139,7 @@ func DecodeObserve(body []byte) (*ObserveBody, *ValidationError) {
 			FrameID: deref(w.FrameID),
 		},
 		StreamResponse: w.StreamResponse,
+		Cache:          w.Options.Cache,
 	}, nil
 }
 
@@ -166,7 +177,7 @@ func DecodeExtract(body []byte) (*ExtractBody, *ValidationError) {
 		}
 		req.Schema = []byte(schema)
 	}
-	return &ExtractBody{Request: req, StreamResponse: w.StreamResponse}, nil
+	return &ExtractBody{Request: req, StreamResponse: w.StreamResponse, Cache: w.Options.Cache}, nil
 }
 
 // DecodeNavigate decodes and validates a navigate body; see DecodeAct.
@@ -214,6 +225,7 @@ type (
 		Selector        string        `json:"selector"`
 		IgnoreSelectors []string      `json:"ignoreSelectors"`
 		SelfHeal        *bool         `json:"selfHeal"`
+		Cache           *CacheOption  `json:"cache"`
 		settingsWire
 	}
 	// settingsWire are the session settings an operation may override.
@@ -234,6 +246,7 @@ type (
 		Timeout         *float64      `json:"timeout"`
 		Selector        string        `json:"selector"`
 		IgnoreSelectors []string      `json:"ignoreSelectors"`
+		Cache           *CacheOption  `json:"cache"`
 		settingsWire
 	}
 	extractWire struct {
@@ -244,11 +257,12 @@ type (
 		StreamResponse *bool              `json:"streamResponse"`
 	}
 	extractOptionsWire struct {
-		Model           *modelWire `json:"model"`
-		Timeout         *float64   `json:"timeout"`
-		Selector        string     `json:"selector"`
-		IgnoreSelectors []string   `json:"ignoreSelectors"`
-		Screenshot      *bool      `json:"screenshot"`
+		Model           *modelWire   `json:"model"`
+		Timeout         *float64     `json:"timeout"`
+		Selector        string       `json:"selector"`
+		IgnoreSelectors []string     `json:"ignoreSelectors"`
+		Screenshot      *bool        `json:"screenshot"`
+		Cache           *CacheOption `json:"cache"`
 		settingsWire
 	}
 	navigateWire struct {
@@ -512,44 +526,42 @@ func compileMessage(err error) string {
 // Metadata is data.metadata of an act, observe or extract success: how the
 // result was made, in the shape of the client library's result metadata.
 type Metadata struct {
-	Cache CacheMetadata `json:"cache"`
-	// Usage is the call's model usage, all zero when no inference ran.
+	// Cache is what the server-side cache did; its optional fields appear
+	// only when set, so that clients that know only status keep working.
+	Cache cache.Report `json:"cache"`
+	// Usage is the call's model usage, all zero when no inference ran (a
+	// cache hit, an input action, pageText).
 	Usage rpc.Usage `json:"usage"`
 }
 
-// CacheStatus says whether the server-side cache served a result.
-type CacheStatus string
-
-// Cache statuses.
-const (
-	CacheHit      CacheStatus = "HIT"
-	CacheMiss     CacheStatus = "MISS"
-	CacheDisabled CacheStatus = "DISABLED"
-)
-
-// CacheMetadata is the server-side cache's part of Metadata. Until the
-// service has a cache, Status is CacheDisabled and the rest is absent.
-type CacheMetadata struct {
-	Status CacheStatus `json:"status"`
-	// Count is how many times the key was seen, this call included.
-	Count int `json:"count,omitempty"`
-	// Threshold is the hit-count threshold in effect for the key.
-	Threshold int `json:"threshold,omitempty"`
-	// MissReason says why the cache did not serve the call; misses only.
-	MissReason string `json:"missReason,omitempty"`
-	// TokensSaved is what a hit saved; hits only.
-	TokensSaved *TokensSaved `json:"tokensSaved,omitempty"`
-}
-
-// TokensSaved is what a cache hit saved.
-type TokensSaved struct {
-	InputTokens  int64 `json:"inputTokens"`
-	OutputTokens int64 `json:"outputTokens"`
-	TotalTokens  int64 `json:"totalTokens"`
+// NewMetadata is the metadata of a result: the runner's cache report (nil,
+// no lookup ran, is DISABLED) and the call's usage.
+func NewMetadata(report *cache.Report, usage rpc.Usage) *Metadata {
+	md := &Metadata{Cache: cache.Disabled(), Usage: usage}
+	if report != nil {
+		md.Cache = *report
+	}
+	return md
 }
 
 // ComputedMetadata is the metadata of a result computed with no cache
 // lookup, which cost usage.
-func ComputedMetadata(usage rpc.Usage) *Metadata {
-	return &Metadata{Cache: CacheMetadata{Status: CacheDisabled}, Usage: usage}
-}
+func ComputedMetadata(usage rpc.Usage) *Metadata { return NewMetadata(nil, usage) }
+
+// The cache's part of Metadata, under the names this package had before
+// package cache defined them.
+type (
+	// CacheMetadata is cache.Report.
+	CacheMetadata = cache.Report
+	// CacheStatus is cache.Status.
+	CacheStatus = cache.Status
+	// TokensSaved is cache.TokensSaved.
+	TokensSaved = cache.TokensSaved
+)
+
+// Cache statuses.
+const (
+	CacheHit      = cache.StatusHit
+	CacheMiss     = cache.StatusMiss
+	CacheDisabled = cache.StatusDisabled
+)

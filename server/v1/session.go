@@ -102,6 +102,7 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 		SystemPrompt: r.SystemPrompt,
 		SelfHeal:     r.SelfHeal,
 		Experimental: r.Experimental,
+		Cache:        r.Cache.Spec(),
 	}
 	if r.ModelAPIKey != "" {
 		spec.Model.APIKeySecretRef = ref(SecretKeyModelAPIKey, r.ModelAPIKey)

@@ -25,6 +25,9 @@ import (
 	"math"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 )
 
 // StartRequest is the body of POST /v1/sessions/start ("Session start
@@ -60,6 +63,10 @@ type StartRequest struct {
 	//
 	// Deprecated: applies to the v2 engine only.
 	ActTimeoutMs *float64 `json:"actTimeoutMs,omitempty"`
+	// Cache is the session's server-side cache setting, which its act,
+	// observe and extract calls (and agent runs) take unless they give
+	// their own; stored as spec.cache. Absent: the project's default.
+	Cache *CacheOption `json:"cache,omitempty"`
 
 	// ModelAPIKey is the model provider's API key. The start body of the spec
 	// has no model config (only modelName), so the key cannot come from the
@@ -384,4 +391,64 @@ func isJSONArray(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// CacheOption is a server-side cache setting on the wire: act's, observe's
+// and extract's `options.cache`, and the start's `cache`. It is `true`,
+// `false`, or `{"threshold": n}`, which turns the cache on with that
+// threshold (1 to cache.MaxThreshold; the schema enforces it and refuses
+// other keys).
+type CacheOption struct {
+	// Enabled is false only for the form `false`.
+	Enabled bool
+	// Threshold is the object form's threshold; 0 for the boolean forms,
+	// which take the threshold of the session or the project.
+	Threshold int64
+}
+
+// UnmarshalJSON decodes either form, with the case-sensitive JSON v2
+// decoder like the rest of the body.
+func (c *CacheOption) UnmarshalJSON(b []byte) error {
+	*c = CacheOption{}
+	if jsontext.Value(b).Kind() != '{' {
+		return unmarshalField(b, "cache", &c.Enabled)
+	}
+	var obj struct {
+		// A number: 3.0 is a valid integer to the schema, not to int64.
+		Threshold float64 `json:"threshold"`
+	}
+	if err := unmarshalField(b, "cache", &obj); err != nil {
+		return err
+	}
+	if obj.Threshold != math.Trunc(obj.Threshold) || obj.Threshold < 1 || obj.Threshold > math.MaxInt32 {
+		return fmt.Errorf("cache.threshold: %v is not a whole number from 1", obj.Threshold)
+	}
+	*c = CacheOption{Enabled: true, Threshold: int64(obj.Threshold)}
+	return nil
+}
+
+// MarshalJSON encodes the object form when a threshold is set, else the
+// boolean.
+func (c CacheOption) MarshalJSON() ([]byte, error) {
+	if c.Enabled && c.Threshold > 0 {
+		return json.Marshal(struct {
+			Threshold int64 `json:"threshold"`
+		}{c.Threshold})
+	}
+	return json.Marshal(c.Enabled)
+}
+
+// Spec is the option as a session's or task's spec.cache: enabled always
+// set, threshold only when the option names one.
+func (c *CacheOption) Spec() *v1alpha1.CacheSpec {
+	if c == nil {
+		return nil
+	}
+	enabled := c.Enabled
+	spec := &v1alpha1.CacheSpec{Enabled: &enabled}
+	if c.Threshold > 0 {
+		t := int32(c.Threshold)
+		spec.Threshold = &t
+	}
+	return spec
 }

@@ -274,3 +274,89 @@ func TestCacheReplay(t *testing.T) {
 		}
 	})
 }
+
+func TestCacheReplayStepTypes(t *testing.T) {
+	scripted(t, "every kind of recorded step replays on the page", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		st := store.NewMemory(store.MemoryOptions{})
+		c := cache.Local{Store: st, Project: "p"}
+		opts := func(loop *llmtest.Server) agent.Options {
+			return agent.Options{
+				Instruction: "visit the board and type the password", Model: client(t, loop, llmtest.OpenAI),
+				Variables: signInVars(), ShouldCache: true, Cache: c, CacheSetting: &cache.Setting{Threshold: 1},
+			}
+		}
+		// A live run of no steps makes the key; its entry is then given
+		// the steps (as a run of every tool would have recorded them).
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(calls(call("done", map[string]any{"reasoning": "done", "taskComplete": true})))
+		first, err := agent.Run(ctx, e, opts(loop))
+		if err != nil || first.CacheEntry == nil {
+			t.Fatalf("the first run: %v, %+v", err, first)
+		}
+		var entry map[string]any
+		if err := json.Unmarshal(first.CacheEntry.Entry, &entry); err != nil {
+			t.Fatal(err)
+		}
+		steps := `[
+			{"type": "goto", "url": "` + site.URL + `/board", "waitUntil": "load"},
+			{"type": "clickAndHold", "instruction": "hold the Reveal code button", "selector": "#reveal", "durationMs": 50},
+			{"type": "scroll", "deltaX": 0, "deltaY": 100, "anchor": {"x": 640, "y": 400}},
+			{"type": "wait", "timeMs": 10},
+			{"type": "goto", "url": "` + site.URL + `/login", "waitUntil": "load"},
+			{"type": "navback"},
+			{"type": "navforward"},
+			{"type": "act", "instruction": "click the Username field", "actions": [{"selector": "#username", "description": "the Username field", "method": "click"}]},
+			{"type": "keys", "method": "type", "text": "%password%", "times": 1},
+			{"type": "keys", "method": "press", "keys": "Tab", "times": 1}
+		]`
+		entry["steps"] = json.RawMessage(steps)
+		value, _ := json.Marshal(entry)
+		if err := c.Set(context.Background(), cache.SetRequest{Key: first.CacheEntry.Key, Entry: cache.Entry{Method: "agent", Value: value}}); err != nil {
+			t.Fatal(err)
+		}
+
+		e, ctx = newTab(t)
+		loop = llmtest.NewServer(t)
+		o := opts(loop)
+		seen := map[string]string{}
+		o.OnStep = func(i int, s agent.Step, _ llm.Usage) {
+			switch i {
+			case 1:
+				seen["code after clickAndHold"] = eval[string](t, ctx, `document.getElementById('code').textContent`)
+			case 5:
+				seen["page after navback"] = eval[string](t, ctx, `location.pathname`)
+			}
+		}
+		res, err := agent.Run(ctx, e, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Cache == nil || res.Cache.Status != cache.StatusHit || len(loop.Requests()) != 0 {
+			t.Fatalf("report %+v, %d model requests", res.Cache, len(loop.Requests()))
+		}
+		want := []string{"goto", "clickAndHold", "scroll", "wait", "goto", "navback", "navforward", "act", "keys", "keys", "done"}
+		if diff := cmp.Diff(want, stepTypes(res.Actions)); diff != "" {
+			t.Errorf("steps (-want +got):\n%s", diff)
+		}
+		seen["page at the end"] = eval[string](t, ctx, `location.pathname`)
+		seen["username"] = eval[string](t, ctx, `document.getElementById('username').value`)
+		seen["focus"] = eval[string](t, ctx, `document.activeElement.id`)
+		wantSeen := map[string]string{
+			"code after clickAndHold": "Code: " + agentsite.RevealedCode,
+			"page after navback":      "/board",
+			"page at the end":         "/login",
+			"username":                password,
+			"focus":                   "password",
+		}
+		if diff := cmp.Diff(wantSeen, seen); diff != "" {
+			t.Errorf("the page (-want +got):\n%s", diff)
+		}
+		for _, s := range res.Actions {
+			if strings.Contains(s.Action+s.Instruction, password) {
+				t.Errorf("a step shows the password: %+v", s)
+			}
+		}
+	})
+}

@@ -100,9 +100,8 @@ func replayURL(raw string) (*url.URL, error) {
 // agent goes on from them); an error when ctx ended.
 func (r *run) replay(ctx context.Context, s *stored) (*Result, error) {
 	start := r.now()
-	// Deterministic: no model, so no self-healing; the session's settle
-	// bound is the engine's default.
-	det := engine.New(r.p, engine.Options{Logger: r.log}).InFrame(r.e.Frame())
+	// Deterministic: no self-healing, which would ask a model.
+	det := r.e.WithSelfHeal(false)
 	r.log.Info("agent replaying a cached run", "steps", len(s.entry.Steps))
 	for i, cs := range s.entry.Steps {
 		pageURL, _ := r.p.URL(ctx)

@@ -336,6 +336,14 @@ func (r *run) toolSteps() int {
 	return n
 }
 
+// unreplayable notes why the run's steps cannot be replayed, which leaves a
+// successful run without a cache entry; the first reason is kept.
+func (r *run) unreplayable(why string) {
+	if r.opts.ShouldCache && r.uncacheable == "" {
+		r.uncacheable = why
+	}
+}
+
 // report adds a step the run took without a tool call (the cua mode's
 // actions, a replayed step) and tells OnStep.
 func (r *run) report(st Step) {

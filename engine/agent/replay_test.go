@@ -19,6 +19,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -357,6 +359,34 @@ func TestCacheReplayStepTypes(t *testing.T) {
 			if strings.Contains(s.Action+s.Instruction, password) {
 				t.Errorf("a step shows the password: %+v", s)
 			}
+		}
+	})
+}
+
+func TestCacheStoreUnavailable(t *testing.T) {
+	scripted(t, "a cache that cannot be reached leaves the run live: MISS store_unavailable", func(t *testing.T) {
+		// An API address on loopback where nothing listens any more.
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
+		c, err := cache.NewClient(cache.ClientOptions{BaseURL: gone.URL, APIKey: "project-key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, ctx := newTab(t)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(calls(call("done", map[string]any{"reasoning": "done", "taskComplete": true})))
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "finish at once", Model: client(t, loop, llmtest.OpenAI),
+			ShouldCache: true, Cache: c, CacheSetting: &cache.Setting{Threshold: 2},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&cache.Report{Status: cache.StatusMiss, Threshold: 2, MissReason: cache.MissStoreUnavailable}, res.Cache); diff != "" {
+			t.Errorf("the report (-want +got):\n%s", diff)
+		}
+		if !res.Success || res.CacheEntry == nil || len(loop.Requests()) != 1 {
+			t.Errorf("the live run: %+v, %d model requests", res, len(loop.Requests()))
 		}
 	})
 }

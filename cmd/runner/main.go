@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
@@ -103,6 +104,16 @@ func run() int {
 			return 2
 		}
 		cfg.Search = s
+	}
+	if *servicesURL != "" {
+		// The API's runner listener is the operator's too: its calls
+		// skip the egress gate, as the relay's do.
+		c, err := cache.NewClient(cache.ClientOptions{BaseURL: *servicesURL, Runner: true, Session: cfg.Namespace + "/" + cfg.SessionName, Token: cfg.Token.Reveal()})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runner:", err)
+			return 2
+		}
+		cfg.Cache = c
 	}
 
 	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)

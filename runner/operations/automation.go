@@ -30,6 +30,7 @@ import (
 	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/agent"
+	"github.com/browserfleet/browserfleet/engine/cached"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/chromium"
@@ -50,8 +51,8 @@ type Automation struct {
 	// search is the operator's web search, for the agent's search tool;
 	// nil: none.
 	search search.Searcher
-	// cache is the server-side cache (the API's, through its runner
-	// listener); nil: every call is DISABLED.
+	// cache is the server-side cache, through the API; nil: every call
+	// is DISABLED.
 	cache cache.Store
 }
 
@@ -177,11 +178,12 @@ func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.Ag
 }
 
 // Act performs req.Input: an instruction through the model, or an Action as
-// given.
-func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
+// given. An instruction goes through the server-side cache when the call
+// has a setting (req.Options.Cache) and the runner a cache.
+func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, *cache.Report, error) {
 	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, req.Options.SelfHeal)
 	if err != nil {
-		return nil, rpc.Usage{}, err
+		return nil, rpc.Usage{}, nil, err
 	}
 	opts := engine.ActOptions{
 		Instruction:     req.Input.Instruction,
@@ -202,25 +204,26 @@ func (a *Automation) Act(ctx context.Context, p *chromium.Tab, req rpc.ActReques
 			opts.Action.BackendNodeID = *in.BackendNodeID
 		}
 	}
-	res, err := e.Act(ctx, opts)
+	res, report, err := cached.Act(ctx, e, a.cache, req.Options.Cache, opts)
 	if err != nil {
-		return nil, rpc.Usage{}, a.callError("act", err)
+		return nil, rpc.Usage{}, nil, a.callError("act", err)
 	}
 	return &rpc.ActResult{
 		Success:           res.Success,
 		Message:           res.Message,
 		ActionDescription: res.ActionDescription,
 		Actions:           rpcActions(res.Actions),
-	}, rpcUsage(res.Usage), nil
+	}, rpcUsage(res.Usage), cacheReport(report), nil
 }
 
-// Observe lists the actions the page offers for req.Instruction.
-func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
+// Observe lists the actions the page offers for req.Instruction, through
+// the server-side cache as Act.
+func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, *cache.Report, error) {
 	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, nil)
 	if err != nil {
-		return nil, rpc.Usage{}, err
+		return nil, rpc.Usage{}, nil, err
 	}
-	res, err := e.Observe(ctx, engine.ObserveOptions{
+	res, report, err := cached.Observe(ctx, e, a.cache, req.Options.Cache, engine.ObserveOptions{
 		Instruction:     req.Instruction,
 		Selector:        req.Options.Selector,
 		IgnoreSelectors: req.Options.IgnoreSelectors,
@@ -229,17 +232,18 @@ func (a *Automation) Observe(ctx context.Context, p *chromium.Tab, req rpc.Obser
 		Progress:        engineProgress(progress),
 	})
 	if err != nil {
-		return nil, rpc.Usage{}, a.callError("observe", err)
+		return nil, rpc.Usage{}, nil, a.callError("observe", err)
 	}
-	return rpcActions(res.Actions), rpcUsage(res.Usage), nil
+	return rpcActions(res.Actions), rpcUsage(res.Usage), cacheReport(report), nil
 }
 
 // Extract reads data off the page: against req.Schema, as {"extraction"}
-// with only an instruction, or {"pageText"} with neither.
-func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error) {
+// with only an instruction, or {"pageText"} with neither; through the
+// server-side cache as Act.
+func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, *cache.Report, error) {
 	e, model, err := a.prepare(p, req.FrameID, req.Options.Model, req.Options.CallSettings, nil)
 	if err != nil {
-		return nil, rpc.Usage{}, err
+		return nil, rpc.Usage{}, nil, err
 	}
 	schema := req.Schema
 	if string(schema) == "null" {
@@ -248,7 +252,7 @@ func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.Extra
 	if s := req.Options.Screenshot; s != nil && *s && progress != nil {
 		progress(rpc.LogLine{Category: "extraction", Message: "options.screenshot is not supported; extracting from the page snapshot", Level: rpc.LogLevelInfo, Timestamp: time.Now()})
 	}
-	res, err := e.Extract(ctx, engine.ExtractOptions{
+	res, report, err := cached.Extract(ctx, e, a.cache, req.Options.Cache, engine.ExtractOptions{
 		Instruction:     req.Instruction,
 		Schema:          schema,
 		Selector:        req.Options.Selector,
@@ -257,9 +261,18 @@ func (a *Automation) Extract(ctx context.Context, p *chromium.Tab, req rpc.Extra
 		Progress:        engineProgress(progress),
 	})
 	if err != nil {
-		return nil, rpc.Usage{}, a.callError("extract", err)
+		return nil, rpc.Usage{}, nil, a.callError("extract", err)
 	}
-	return res.Data, rpcUsage(res.Usage), nil
+	return res.Data, rpcUsage(res.Usage), cacheReport(report), nil
+}
+
+// cacheReport is the RPC's report: nil for DISABLED, which leaves the
+// result as it was before the cache.
+func cacheReport(r cache.Report) *cache.Report {
+	if r.Status == cache.StatusDisabled || r.Status == "" {
+		return nil
+	}
+	return &r
 }
 
 // Navigate is the runner's Navigate.

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -39,12 +40,16 @@ type ProgressFunc func(rpc.LogLine)
 // chromedp.Run(ctx, ...) acts on the page. An error that is an *rpc.Error
 // keeps its code; any other becomes ENGINE_ERROR, or TIMEOUT,
 // BROWSER_CRASHED, ... when ctx says why it ended.
+//
+// Act, Observe and Extract return what the server-side cache did for the
+// call (req.Options.Cache), which the runner answers in rpc.Result's
+// Cache; nil is DISABLED.
 type Interface interface {
-	Act(ctx context.Context, tab *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, error)
-	Observe(ctx context.Context, tab *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, error)
+	Act(ctx context.Context, tab *chromium.Tab, req rpc.ActRequest, progress ProgressFunc) (*rpc.ActResult, rpc.Usage, *cache.Report, error)
+	Observe(ctx context.Context, tab *chromium.Tab, req rpc.ObserveRequest, progress ProgressFunc) ([]rpc.Action, rpc.Usage, *cache.Report, error)
 	// Extract returns the extracted value: valid against req.Schema when
 	// there is one, else {"extraction": ...} or {"pageText": ...}.
-	Extract(ctx context.Context, tab *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, error)
+	Extract(ctx context.Context, tab *chromium.Tab, req rpc.ExtractRequest, progress ProgressFunc) (json.RawMessage, rpc.Usage, *cache.Report, error)
 	Navigate(ctx context.Context, tab *chromium.Tab, req rpc.NavigateRequest, progress ProgressFunc) (*rpc.NavigateResult, error)
 	// Agent runs an agent task on the page until the agent finishes or
 	// ctx ends, calling onStep (when set) after each step with its index

@@ -29,6 +29,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine/batch"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/operations"
@@ -69,7 +70,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) {
 	// The engine keeps the deadline (an operation running at it may
 	// finish); this bound, beyond it, cancels what still runs.
 	wall := call.Timeout + batchGrace + 10*time.Second
-	s.operate(w, r, "batch", batchParams(&req), "", nil, wall, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "batch", batchParams(&req), "", nil, wall, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
 		h := &batchHost{s: s, r: r, progress: progress, req: &req, pages: operations.NewBatchPages(batchKnownPages(&req, p))}
 		if call.Page == "" {
 			call.Page = string(p.TargetID())
@@ -79,7 +80,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		res, err := batch.Run(ctx, h, call)
 		if err != nil {
-			return nil, rpc.Usage{}, batchFailure(err)
+			return nil, rpc.Usage{}, nil, batchFailure(err)
 		}
 		usage := rpc.BatchUsage{
 			Act:     operations.RPCUsage(res.Usage.Act),
@@ -87,7 +88,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request) {
 			Extract: operations.RPCUsage(res.Usage.Extract),
 		}
 		out := &rpc.BatchResult{Result: res.Value, ActivePageID: res.Active, Usage: usage}
-		return out, usage.Act.Add(usage.Observe).Add(usage.Extract), nil
+		return out, usage.Act.Add(usage.Observe).Add(usage.Extract), nil, nil
 	})
 }
 
@@ -211,7 +212,7 @@ func (h *batchHost) operate(ctx context.Context, op string, params any, page str
 		return fail(rpc.Usage{}, errShuttingDown)
 	}
 	defer finish()
-	result, usage, err := fn(octx, tgt.TabFor(octx, h.s.settle), h.progress)
+	result, usage, _, err := fn(octx, tgt.TabFor(octx, h.s.settle), h.progress)
 	if err != nil {
 		return fail(usage, h.s.classify(octx, b, err))
 	}
@@ -276,9 +277,9 @@ func (h *batchHost) Goto(ctx context.Context, page, url string) error {
 	if err := operations.ValidateNavigateURL(url); err != nil {
 		return err
 	}
-	_, _, _, err := h.operate(ctx, "navigate", navigateParams(&req), page, nil, operations.DefaultNavigateTimeout, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	_, _, _, err := h.operate(ctx, "navigate", navigateParams(&req), page, nil, operations.DefaultNavigateTimeout, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
 		res, err := h.s.ops.Navigate(ctx, tab, req, progress)
-		return res, rpc.Usage{}, err
+		return res, rpc.Usage{}, nil, err
 	})
 	return err
 }
@@ -288,7 +289,8 @@ func (h *batchHost) Act(ctx context.Context, page string, in batch.ActInput, opt
 	if msg := req.Options.Problem(); msg != "" {
 		return nil, rpc.Errorf(rpc.CodeBadRequest, "%s", msg)
 	}
-	res, usage, id, err := h.operate(ctx, "act", actParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	res, usage, id, err := h.operate(ctx, "act", actParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
+		// A batch's operations carry no cache setting: DISABLED.
 		return h.s.ops.Act(ctx, tab, req, progress)
 	})
 	if err != nil {
@@ -308,9 +310,8 @@ func (h *batchHost) Act(ctx context.Context, page string, in batch.ActInput, opt
 
 func (h *batchHost) Observe(ctx context.Context, page, instruction string, opts batch.Options) (*batch.ObserveResult, error) {
 	req := operations.BatchObserveRequest(h.req, page, instruction, opts)
-	res, usage, id, err := h.operate(ctx, "observe", observeParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
-		actions, usage, err := h.s.ops.Observe(ctx, tab, req, progress)
-		return actions, usage, err
+	res, usage, id, err := h.operate(ctx, "observe", observeParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
+		return h.s.ops.Observe(ctx, tab, req, progress)
 	})
 	if err != nil {
 		return nil, err
@@ -320,9 +321,8 @@ func (h *batchHost) Observe(ctx context.Context, page, instruction string, opts 
 
 func (h *batchHost) Extract(ctx context.Context, page, instruction string, schema json.RawMessage, opts batch.Options) (*batch.ExtractResult, error) {
 	req := operations.BatchExtractRequest(h.req, page, instruction, schema, opts)
-	res, usage, id, err := h.operate(ctx, "extract", extractParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
-		data, usage, err := h.s.ops.Extract(ctx, tab, req, progress)
-		return data, usage, err
+	res, usage, id, err := h.operate(ctx, "extract", extractParams(&req), page, req.Options.Timeout, 0, func(ctx context.Context, tab *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
+		return h.s.ops.Extract(ctx, tab, req, progress)
 	})
 	if err != nil {
 		return nil, err

@@ -157,7 +157,7 @@ func BenchmarkActInProcess(b *testing.B) {
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				p := br.TabFor(br.ContextFor(ctx), time.Duration(v.settleMs)*time.Millisecond)
-				res, _, err := a.Act(p.Context(), p, clickB, nil)
+				res, _, _, err := a.Act(p.Context(), p, clickB, nil)
 				cancel()
 				if err != nil || !res.Success {
 					b.Fatalf("act: %+v %v", res, err)

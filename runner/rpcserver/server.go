@@ -17,6 +17,7 @@ limitations under the License.
 package rpcserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/agenttask"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
@@ -249,13 +251,16 @@ func (s *Server) serveAct(w http.ResponseWriter, r *http.Request) {
 	case req.Options.Problem() != "":
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", req.Options.Problem()))
 		return
+	case cacheProblem(req.Options.Cache) != "":
+		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", cacheProblem(req.Options.Cache)))
+		return
 	}
-	s.operate(w, r, "act", actParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
-		res, usage, err := s.ops.Act(ctx, p, req, progress)
+	s.operate(w, r, "act", actParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
+		res, usage, report, err := s.ops.Act(ctx, p, req, progress)
 		if res != nil && res.Actions == nil {
 			res.Actions = []rpc.Action{}
 		}
-		return res, usage, err
+		return res, usage, report, err
 	})
 }
 
@@ -264,16 +269,16 @@ func (s *Server) serveObserve(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if msg := req.Options.Problem(); msg != "" {
+	if msg := cmp.Or(req.Options.Problem(), cacheProblem(req.Options.Cache)); msg != "" {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
 		return
 	}
-	s.operate(w, r, "observe", observeParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
-		actions, usage, err := s.ops.Observe(ctx, p, req, progress)
+	s.operate(w, r, "observe", observeParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
+		actions, usage, report, err := s.ops.Observe(ctx, p, req, progress)
 		if actions == nil {
 			actions = []rpc.Action{}
 		}
-		return actions, usage, err
+		return actions, usage, report, err
 	})
 }
 
@@ -282,7 +287,7 @@ func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if msg := req.Options.Problem(); msg != "" {
+	if msg := cmp.Or(req.Options.Problem(), cacheProblem(req.Options.Cache)); msg != "" {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "%s", msg))
 		return
 	}
@@ -296,7 +301,7 @@ func (s *Server) serveExtract(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.operate(w, r, "extract", extractParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "extract", extractParams(&req), req.FrameID, req.Options.Timeout, 0, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
 		return s.ops.Extract(ctx, p, req, progress)
 	})
 }
@@ -314,9 +319,9 @@ func (s *Server) serveNavigate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, rpc.Errorf(rpc.CodeBadRequest, "waitUntil must be load, domcontentloaded or networkidle"))
 		return
 	}
-	s.operate(w, r, "navigate", navigateParams(&req), req.FrameID, req.Options.Timeout, operations.DefaultNavigateTimeout, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error) {
+	s.operate(w, r, "navigate", navigateParams(&req), req.FrameID, req.Options.Timeout, operations.DefaultNavigateTimeout, func(ctx context.Context, p *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error) {
 		res, err := s.ops.Navigate(ctx, p, req, progress)
-		return res, rpc.Usage{}, err
+		return res, rpc.Usage{}, nil, err
 	})
 }
 
@@ -368,7 +373,9 @@ func jsonErrorText(err error) string {
 	return err.Error()
 }
 
-type opFunc func(ctx context.Context, page *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, error)
+// opFunc performs an operation: its result, the usage of its model calls,
+// and what the server-side cache did (nil: DISABLED).
+type opFunc func(ctx context.Context, page *chromium.Tab, progress operations.ProgressFunc) (any, rpc.Usage, *cache.Report, error)
 
 // operate runs one page operation: in its turn, on the tab frameID names
 // (chromium.Browser.Target: the runner's own for none), with the call's
@@ -430,7 +437,7 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, para
 	page := tgt.TabFor(ctx, s.settle)
 	start := time.Now()
 	stopEgress := b.WatchEgress(resp.progress)
-	result, usage, err := fn(ctx, page, resp.progress)
+	result, usage, report, err := fn(ctx, page, resp.progress)
 	// The refusals are told before the outcome.
 	stopEgress()
 	elapsed := time.Since(start)
@@ -442,9 +449,28 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, para
 		return
 	}
 	s.log.Info("operation done", "op", op, "durationMs", elapsed.Milliseconds(),
-		"inputTokens", usage.InputTokens, "outputTokens", usage.OutputTokens)
+		"inputTokens", usage.InputTokens, "outputTokens", usage.OutputTokens, "cache", cacheStatus(report))
 	s.record(r, op, params, started, result, usage, nil)
-	resp.result(result, usage)
+	resp.result(result, usage, report)
+}
+
+// cacheProblem says what is wrong with a call's cache setting, or "".
+func cacheProblem(set *cache.Setting) string {
+	if set == nil {
+		return ""
+	}
+	if err := cache.CheckThreshold(set.Threshold); err != nil {
+		return "options.cache.threshold: " + err.Error()
+	}
+	return ""
+}
+
+// cacheStatus is a report's status for the log; nil is DISABLED.
+func cacheStatus(r *cache.Report) cache.Status {
+	if r == nil {
+		return cache.StatusDisabled
+	}
+	return r.Status
 }
 
 // opTimeout turns options.timeout (milliseconds) into a duration; absent or

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -94,15 +95,16 @@ func (rs *responder) progress(line rpc.LogLine) {
 	rs.writeLine(rpc.StreamLog, line)
 }
 
-// result ends the response with a successful result.
-func (rs *responder) result(result any, usage rpc.Usage) {
+// result ends the response with a successful result, and what the
+// server-side cache did for it (nil: DISABLED, left out).
+func (rs *responder) result(result any, usage rpc.Usage, report *cache.Report) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.finished {
 		return
 	}
 	rs.finished = true
-	body := rpc.Result[any]{Result: result, Usage: usage}
+	body := rpc.Result[any]{Result: result, Usage: usage, Cache: report}
 	if rs.started {
 		rs.writeLine(rpc.StreamResult, body)
 		return

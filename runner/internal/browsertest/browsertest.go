@@ -33,6 +33,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
@@ -202,7 +203,7 @@ func (e *Operations) WaitStarted(t *testing.T, name string) {
 }
 
 // Act performs the instruction's verb (see Operations).
-func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActRequest, progress operations.ProgressFunc) (*rpc.ActResult, rpc.Usage, error) {
+func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActRequest, progress operations.ProgressFunc) (*rpc.ActResult, rpc.Usage, *cache.Report, error) {
 	usage := rpc.Usage{InputTokens: 100, OutputTokens: 7}
 	instruction := req.Input.Instruction
 	if a := req.Input.Action; a != nil {
@@ -215,7 +216,7 @@ func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActReq
 		e.started <- "click " + arg
 		progress(rpc.LogLine{Category: "action", Message: "clicking " + arg, Level: rpc.LogLevelInfo})
 		if err := chromedp.Run(page.Context(), chromedp.Click(arg, chromedp.ByQuery)); err != nil {
-			return nil, usage, fmt.Errorf("clicking %s: %w", arg, err)
+			return nil, usage, nil, fmt.Errorf("clicking %s: %w", arg, err)
 		}
 		progress(rpc.LogLine{Category: "action", Message: "clicked " + arg, Level: rpc.LogLevelInfo,
 			Auxiliary: map[string]rpc.AuxiliaryValue{"selector": {Value: arg, Type: "string"}}})
@@ -225,7 +226,7 @@ func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActReq
 			Message:           "clicked " + arg,
 			ActionDescription: "click " + arg,
 			Actions:           []rpc.Action{{Selector: arg, Description: "the element", Method: "click"}},
-		}, usage, nil
+		}, usage, nil, nil
 	case "hold":
 		e.record("start hold " + arg)
 		e.started <- "hold " + arg
@@ -233,40 +234,40 @@ func (e *Operations) Act(ctx context.Context, page *chromium.Tab, req rpc.ActReq
 		select {
 		case <-e.hold(arg):
 			e.record("end hold " + arg)
-			return &rpc.ActResult{Success: true, Message: "held " + arg}, usage, nil
+			return &rpc.ActResult{Success: true, Message: "held " + arg}, usage, nil, nil
 		case <-ctx.Done():
 			e.record("canceled hold " + arg)
 			e.Canceled <- context.Cause(ctx)
-			return nil, usage, ctx.Err()
+			return nil, usage, nil, ctx.Err()
 		}
 	case "hang":
 		e.started <- "hang"
 		err := chromedp.Run(ctx, chromedp.Evaluate(`new Promise(() => {})`, nil, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
 			return p.WithAwaitPromise(true)
 		}))
-		return nil, usage, fmt.Errorf("waiting in the page: %w", err)
+		return nil, usage, nil, fmt.Errorf("waiting in the page: %w", err)
 	case "fail":
 		progress(rpc.LogLine{Category: "action", Message: "about to fail", Level: rpc.LogLevelError})
-		return nil, usage, fmt.Errorf("the element is not there")
+		return nil, usage, nil, fmt.Errorf("the element is not there")
 	}
-	return nil, usage, rpc.Errorf(rpc.CodeBadRequest, "the test engine does not know %q", verb)
+	return nil, usage, nil, rpc.Errorf(rpc.CodeBadRequest, "the test engine does not know %q", verb)
 }
 
 // Observe lists the page's buttons as clicks.
-func (e *Operations) Observe(ctx context.Context, page *chromium.Tab, req rpc.ObserveRequest, progress operations.ProgressFunc) ([]rpc.Action, rpc.Usage, error) {
+func (e *Operations) Observe(ctx context.Context, page *chromium.Tab, req rpc.ObserveRequest, progress operations.ProgressFunc) ([]rpc.Action, rpc.Usage, *cache.Report, error) {
 	var actions []rpc.Action
 	err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll('button')].map(b => ({selector: '#' + b.id, description: b.textContent, method: 'click'}))`, &actions))
-	return actions, rpc.Usage{InputTokens: 50}, err
+	return actions, rpc.Usage{InputTokens: 50}, nil, err
 }
 
 // Extract returns the page's title.
-func (e *Operations) Extract(ctx context.Context, page *chromium.Tab, req rpc.ExtractRequest, progress operations.ProgressFunc) (json.RawMessage, rpc.Usage, error) {
+func (e *Operations) Extract(ctx context.Context, page *chromium.Tab, req rpc.ExtractRequest, progress operations.ProgressFunc) (json.RawMessage, rpc.Usage, *cache.Report, error) {
 	var title string
 	if err := chromedp.Run(ctx, chromedp.Title(&title)); err != nil {
-		return nil, rpc.Usage{}, err
+		return nil, rpc.Usage{}, nil, err
 	}
 	out, err := json.Marshal(map[string]string{"extraction": title})
-	return out, rpc.Usage{InputTokens: 20, OutputTokens: 5}, err
+	return out, rpc.Usage{InputTokens: 20, OutputTokens: 5}, nil, err
 }
 
 // Navigate is the runner's navigate.
@@ -282,7 +283,7 @@ func (e *Operations) Agent(ctx context.Context, page *chromium.Tab, req rpc.Agen
 	for i, instruction := range strings.Split(req.Instruction, ";") {
 		instruction = strings.TrimSpace(instruction)
 		start := time.Now()
-		res, u, err := e.Act(ctx, page, Act(instruction), func(rpc.LogLine) {})
+		res, u, _, err := e.Act(ctx, page, Act(instruction), func(rpc.LogLine) {})
 		usage = usage.Add(u)
 		if err != nil {
 			return nil, usage, err

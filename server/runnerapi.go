@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -25,34 +26,74 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/search"
 )
 
 // RunnerHandler serves runners what the operator provides them without
-// handing them its credentials: today the agent's web search
-// (search.RelayPath), when Options.Search is set. The API pod serves it on
-// a listener of its own (cmd/api --runner-listen-address), apart from the
-// /v1 API, so that a NetworkPolicy can open it to runner pods only. It
-// returns nil when there is nothing to serve.
+// handing them its credentials: the server-side cache's pair
+// (cache.RunnerPathGet, cache.RunnerPathSet), always, and the agent's web
+// search (search.RelayPath) when Options.Search is set. The API pod serves
+// it on a listener of its own (cmd/api --runner-listen-address), apart
+// from the /v1 API, so that a NetworkPolicy can open it to runner pods
+// only. Every path takes a runner's session token (forRunners).
 func (x *Server) RunnerHandler() (http.Handler, error) {
 	s := x.s
-	if s.opts.Search == nil {
-		return nil, nil
-	}
-	relay, err := search.NewRelay(search.RelayOptions{
-		Searcher:     s.opts.Search,
-		Authenticate: s.authenticateRunner,
-		MaxInFlight:  s.opts.SearchMaxInFlight,
-		Observe:      s.opts.Metrics.ObserveSearch,
-		Logger:       s.log.WithName("search"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
 	mux := http.NewServeMux()
-	mux.Handle(search.RelayPath, relay)
+	mux.Handle("POST "+cache.RunnerPathGet, s.forRunners(http.HandlerFunc(s.runnerCacheGet)))
+	mux.Handle("POST "+cache.RunnerPathSet, s.forRunners(http.HandlerFunc(s.runnerCacheSet)))
+	if s.opts.Search != nil {
+		relay, err := search.NewRelay(search.RelayOptions{
+			Searcher: s.opts.Search,
+			// forRunners has authenticated the call.
+			Authenticate: func(ctx context.Context, _ *http.Request) (string, error) {
+				return runnerSessionOf(ctx).String(), nil
+			},
+			MaxInFlight: s.opts.SearchMaxInFlight,
+			Observe:     s.opts.Metrics.ObserveSearch,
+			Logger:      s.log.WithName("search"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		mux.Handle(search.RelayPath, s.forRunners(relay))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such path")
+	})
 	return mux, nil
+}
+
+// runnerSessionKey is the context key of the session forRunners
+// authenticated.
+type runnerSessionKey struct{}
+
+// runnerSessionOf is the session forRunners put in ctx.
+func runnerSessionOf(ctx context.Context) types.NamespacedName {
+	nn, _ := ctx.Value(runnerSessionKey{}).(types.NamespacedName)
+	return nn
+}
+
+// forRunners is the one door of runners' calls: it lets through a call of
+// a session's runner, with the session in the context (runnerSessionOf),
+// and answers every other 401, the same whatever was wrong, in the API's
+// error envelope.
+func (s *server) forRunners(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, err := s.authenticateRunner(r.Context(), r)
+		if err != nil {
+			if !errors.Is(err, search.ErrUnauthorized) {
+				s.log.Error(err, "authenticating a runner's call", "path", r.URL.Path)
+			}
+			w.Header().Set("WWW-Authenticate", rpc.AuthorizationScheme)
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, "the runner listener serves runners only, with their session's token")
+			return
+		}
+		ns, n, _ := strings.Cut(name, "/")
+		ctx := context.WithValue(r.Context(), runnerSessionKey{}, types.NamespacedName{Namespace: ns, Name: n})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // authenticateRunner returns the session, "namespace/name", of a runner's

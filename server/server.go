@@ -278,6 +278,7 @@ func (s *server) register() {
 	s.handle("GET /v1/sessions/{id}/replay", s.authed(s.replay))
 	s.handle("GET "+CDPPathPattern, s.cdp)
 	s.handle("GET /v1/openapi.json", s.openapi)
+	s.registerCache()
 	s.mux.HandleFunc("/", s.fallback) // not a route: the JSON 404 and 405
 }
 
@@ -384,6 +385,13 @@ func (s *server) authed(h authedHandler) http.HandlerFunc {
 // readBody reads the body within MaxBodyBytes. It writes the 413 itself and
 // returns ok=false then, or on a broken body (400).
 func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	return s.readBodyLimit(w, r, s.opts.MaxBodyBytes)
+}
+
+// readBodyLimit is readBody with a bound of its own: the cache endpoints'
+// (cache.MaxBodyBytes), which take an entry of up to a mebibyte whatever
+// MaxBodyBytes is.
+func (s *server) readBodyLimit(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, ok bool) {
 	// A body that trickles in holds a connection and a goroutine: it gets
 	// BodyReadTimeout in all. (The server's ReadHeaderTimeout bounds the
 	// headers; a server-wide ReadTimeout would also cut CDP connections.)
@@ -391,7 +399,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout)); err != nil {
 		s.log.V(1).Info("cannot bound the body read", "error", err.Error())
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		// Lifted again: net/http watches the connection for the client
 		// going away while a reply streams, and a deadline would end it;
@@ -401,7 +409,7 @@ func (s *server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-			fmt.Sprintf("request body is larger than %d bytes", s.opts.MaxBodyBytes))
+			fmt.Sprintf("request body is larger than %d bytes", limit))
 		return nil, false
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -68,6 +68,9 @@ var (
 	apiReads countingReader
 	stopAPI  context.CancelFunc
 	apiDone  = make(chan struct{})
+	// newServer makes one more API server, as api is with the options
+	// more changes, on the same cache.
+	newServer func(more ...func(*server.Options)) *server.Server
 )
 
 func TestServer(t *testing.T) {
@@ -103,7 +106,7 @@ var _ = BeforeSuite(func() {
 	stopAPI = cancel
 	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
 	Expect(err).NotTo(HaveOccurred())
-	newHandler := func(startTimeout time.Duration, c client.Client, more ...func(*server.Options)) http.Handler {
+	newHandler := func(startTimeout time.Duration, c client.Client, more ...func(*server.Options)) *server.Server {
 		opts := server.Options{
 			Client:        c,
 			APIReader:     mgr.GetAPIReader(),
@@ -118,6 +121,9 @@ var _ = BeforeSuite(func() {
 		h, err := server.New(opts)
 		Expect(err).NotTo(HaveOccurred())
 		return h
+	}
+	newServer = func(more ...func(*server.Options)) *server.Server {
+		return newHandler(0, mgr.GetClient(), more...)
 	}
 	api = httptest.NewServer(newHandler(0, mgr.GetClient()))
 	apiShort = httptest.NewServer(newHandler(shortStartTimeout, mgr.GetClient()))

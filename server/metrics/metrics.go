@@ -91,6 +91,7 @@ type Metrics struct {
 	operationDuration *prometheus.HistogramVec
 	tokens            *prometheus.CounterVec
 	searches          *prometheus.CounterVec
+	cacheRequests     *prometheus.CounterVec
 	routes            *capped
 	models            *capped
 }
@@ -131,10 +132,14 @@ func newMetrics(reg prometheus.Registerer, sessions client.Reader, listTimeout t
 			Name: "browserfleet_search_requests_total",
 			Help: "Web searches agents asked the API's search relay for, by outcome (success or the relay's error code).",
 		}, []string{"outcome"}),
+		cacheRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "browserfleet_cache_requests_total",
+			Help: "Calls to the server-side cache's endpoints (the client library's and the runners'), by operation (get, set) and outcome (hit, miss, stored, refused: a bad request, error: the store failed or there is none).",
+		}, []string{"operation", "outcome"}),
 		routes: newCapped(MaxRoutes),
 		models: newCapped(MaxModels),
 	}
-	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens, m.searches}
+	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens, m.searches, m.cacheRequests}
 	if sessions != nil {
 		cs = append(cs, newSessionCollector(sessions, listTimeout))
 	}
@@ -192,6 +197,31 @@ func (m *Metrics) ObserveSearch(outcome string) {
 		return
 	}
 	m.searches.WithLabelValues(oneOf(searchOutcomes, outcome)).Inc()
+}
+
+// Operations and outcomes of the cache endpoints.
+const (
+	CacheGet     = "get"
+	CacheSet     = "set"
+	CacheHit     = "hit"
+	CacheMiss    = "miss"
+	CacheStored  = "stored"
+	CacheRefused = "refused"
+	CacheError   = "error"
+)
+
+var (
+	cacheOperations = set(CacheGet, CacheSet)
+	cacheOutcomes   = set(CacheHit, CacheMiss, CacheStored, CacheRefused, CacheError)
+)
+
+// ObserveCache counts one call to a cache endpoint: operation is CacheGet
+// or CacheSet, outcome one of the Cache outcomes.
+func (m *Metrics) ObserveCache(operation, outcome string) {
+	if m == nil {
+		return
+	}
+	m.cacheRequests.WithLabelValues(oneOf(cacheOperations, operation), oneOf(cacheOutcomes, outcome)).Inc()
 }
 
 // AddTokens adds the tokens one model call or run spent. model is the

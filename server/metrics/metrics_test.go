@@ -313,6 +313,30 @@ func TestObserveOperation(t *testing.T) {
 	}
 }
 
+func TestObserveCache(t *testing.T) {
+	m, reg := newTest(t, nil)
+	for _, c := range [][2]string{
+		{CacheGet, CacheHit}, {CacheGet, CacheHit}, {CacheGet, CacheMiss}, {CacheGet, CacheRefused}, {CacheGet, CacheError},
+		{CacheSet, CacheStored}, {CacheSet, CacheRefused},
+		{"delete", CacheStored}, {CacheSet, "HIT"}, // unknown values are other
+	} {
+		m.ObserveCache(c[0], c[1])
+	}
+	want := map[string]float64{
+		"operation=get,outcome=hit":      2,
+		"operation=get,outcome=miss":     1,
+		"operation=get,outcome=refused":  1,
+		"operation=get,outcome=error":    1,
+		"operation=set,outcome=stored":   1,
+		"operation=set,outcome=refused":  1,
+		"operation=other,outcome=stored": 1,
+		"operation=set,outcome=other":    1,
+	}
+	if diff := cmp.Diff(want, samples(t, reg, "browserfleet_cache_requests_total")); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}
+
 func TestAddTokens(t *testing.T) {
 	type call struct {
 		model                                 string
@@ -608,4 +632,5 @@ func TestNilMetrics(t *testing.T) {
 	done()
 	m.ObserveOperation("act", OutcomeSuccess, true, time.Second)
 	m.AddTokens("openai/gpt-4.1-mini", 1, 2, 3, 4)
+	m.ObserveCache(CacheGet, CacheHit)
 }

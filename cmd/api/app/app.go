@@ -42,6 +42,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/search"
@@ -49,6 +50,7 @@ import (
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
+	"github.com/browserfleet/browserfleet/store"
 )
 
 // Options configure the API pod. AddFlags binds the first group to
@@ -94,9 +96,24 @@ type Options struct {
 	SearchAPIKeyFile string
 	// SearchMaxInFlight bounds the searches run at once.
 	SearchMaxInFlight int
-	// RunnerListenAddress serves runners the search relay, when a search
-	// provider is configured.
+	// RunnerListenAddress serves runners the server-side cache and, when a
+	// search provider is configured, the search relay.
 	RunnerListenAddress string
+	// CacheRedisAddress is the Redis (or Valkey) of the server-side cache
+	// and the gateway's budgets, host:port; empty: the embedded store,
+	// which only this process sees.
+	CacheRedisAddress string
+	// CacheRedisPasswordFile holds Redis's password (a mounted Secret);
+	// empty: none.
+	CacheRedisPasswordFile string
+	// CacheEnabled turns the server-side cache on for calls that do not
+	// say (the project default).
+	CacheEnabled bool
+	// CacheThreshold is the default threshold, 1 to cache.MaxThreshold.
+	CacheThreshold int64
+	// CacheTTL is an entry's life after its last write, MinCacheTTL to
+	// MaxCacheTTL.
+	CacheTTL time.Duration
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -128,8 +145,20 @@ func DefaultOptions() Options {
 
 		RunnerListenAddress: ":8001",
 		SearchMaxInFlight:   search.DefaultMaxInFlight,
+
+		CacheThreshold: cache.DefaultThreshold,
+		CacheTTL:       cache.DefaultEntryTTL,
 	}
 }
+
+// Bounds of --cache-ttl.
+const (
+	// MinCacheTTL: an entry that lives less is hardly ever served.
+	MinCacheTTL = time.Minute
+	// MaxCacheTTL: pages change; an entry that outlives a month mostly
+	// replays into replay_failed.
+	MaxCacheTTL = 30 * 24 * time.Hour
+)
 
 // AddFlags binds the options to cmd/api's flags.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
@@ -144,7 +173,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
 	o.Quota.AddFlags(fs)
-	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the search relay (only with --search-provider); open it to runner pods only")
+	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the server-side cache and the search relay (with --search-provider); open it to runner pods only")
+	fs.StringVar(&o.CacheRedisAddress, "cache-redis-address", o.CacheRedisAddress, "host:port of the Redis (or Valkey) holding the server-side cache and the gateway's budgets, shared by every API replica; empty: an embedded store in this process, not shared with other replicas")
+	fs.StringVar(&o.CacheRedisPasswordFile, "cache-redis-password-file", o.CacheRedisPasswordFile, "file holding the Redis password (a mounted Secret); empty: none")
+	fs.BoolVar(&o.CacheEnabled, "cache-enabled", o.CacheEnabled, "serve act, observe, extract and agent replays from the server-side cache for calls and sessions that do not say (the project default); off, a call turns it on with options.cache")
+	fs.Int64Var(&o.CacheThreshold, "cache-threshold", o.CacheThreshold, fmt.Sprintf("how many times a key must have been seen before its entry is served, 1 to %d, for calls and sessions that do not say; 1: the second identical call hits", cache.MaxThreshold))
+	fs.DurationVar(&o.CacheTTL, "cache-ttl", o.CacheTTL, fmt.Sprintf("how long a cache entry lives after its last write, %s to %s", MinCacheTTL, MaxCacheTTL))
 	fs.StringVar(&o.Search.Provider, "search-provider", o.Search.Provider, "the agent's web search provider: brave or searxng; empty: none, and agentExecute refuses useSearch")
 	fs.StringVar(&o.Search.Endpoint, "search-endpoint", o.Search.Endpoint, "the provider's search URL (brave: default "+search.DefaultBraveEndpoint+"; searxng: the instance's /search URL, required)")
 	fs.StringVar(&o.SearchAPIKeyFile, "search-api-key-file", o.SearchAPIKeyFile, "file holding the provider's API key (brave's subscription token), a mounted Secret")
@@ -178,6 +212,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		opts.Registry = ctrlmetrics.Registry
 	}
 	log := opts.Logger.WithName("setup")
+	if err := validateCache(opts); err != nil {
+		return err
+	}
 	if opts.TracerProvider == nil {
 		tp, err := newTracerProvider(ctx, opts.Logger)
 		if err != nil {
@@ -196,7 +233,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	// its cache. Hence its own context, cancelled after the drain.
 	mgrCtx, stopMgr := context.WithCancel(context.Background())
 	defer stopMgr()
-	handler, err := newHandler(mgrCtx, mgr, opts)
+	st, err := newStore(opts, log)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	handler, err := newHandler(mgrCtx, mgr, st, opts)
 	if err != nil {
 		return err
 	}
@@ -219,23 +261,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	srvDone := make(chan error, 2)
 	go func() { srvDone <- serve(srv, opts.Listener) }()
 	log.Info("serving", "address", address(opts), "startTimeout", opts.StartTimeout, "maxBodyBytes", opts.MaxBodyBytes, "projects", opts.ProjectNamespaces)
-	var runnerSrv *http.Server
-	if runnerHandler != nil {
-		runnerSrv = &http.Server{
-			Addr:              opts.RunnerListenAddress,
-			Handler:           runnerHandler,
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      time.Minute,
-			IdleTimeout:       2 * time.Minute,
-		}
-		go func() { srvDone <- serve(runnerSrv, opts.RunnerListener) }()
-		runnerAddr := opts.RunnerListenAddress
-		if opts.RunnerListener != nil {
-			runnerAddr = opts.RunnerListener.Addr().String()
-		}
-		log.Info("serving runners the search relay", "address", runnerAddr, "provider", opts.Search.Provider)
-	} else {
+	// The runner listener always serves: every runner may use the cache.
+	runnerSrv := &http.Server{
+		Addr:              opts.RunnerListenAddress,
+		Handler:           runnerHandler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       2 * time.Minute,
+	}
+	go func() { srvDone <- serve(runnerSrv, opts.RunnerListener) }()
+	runnerAddr := opts.RunnerListenAddress
+	if opts.RunnerListener != nil {
+		runnerAddr = opts.RunnerListener.Addr().String()
+	}
+	log.Info("serving runners", "address", runnerAddr, "searchProvider", opts.Search.Provider)
+	if opts.Search.Provider == "" {
 		log.Info("no --search-provider: agents have no search tool, and agentExecute refuses useSearch")
 	}
 	if len(opts.ProjectNamespaces) == 0 {
@@ -253,13 +294,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		return fmt.Errorf("running manager: %w", err)
 	}
-	if runnerSrv != nil {
-		// A search takes seconds at most; a runner whose search is cut
-		// off tells its model, which may retry against another replica.
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), search.DefaultTimeout)
-		_ = runnerSrv.Shutdown(shutdownCtx)
-		cancel()
-	}
+	// A search takes seconds at most, a cache call less; a runner whose
+	// search is cut off tells its model, which may retry against another
+	// replica, and a cache call cut off is a miss.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), search.DefaultTimeout)
+	_ = runnerSrv.Shutdown(shutdownCtx)
+	cancel()
 	shutdown(srv, handler, opts.ShutdownGrace, log)
 	stopMgr()
 	if err := <-mgrDone; err != nil {
@@ -298,7 +338,7 @@ func newManager(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 
 // newHandler sets up the /v1 handler over the manager's cache. ctx is the
 // manager's: the authenticator's index lives as long as it.
-func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Server, error) {
+func newHandler(ctx context.Context, mgr ctrl.Manager, st store.Store, opts Options) (*server.Server, error) {
 	auth, err := apikey.NewAuthenticator(ctx, mgr.GetFieldIndexer(), mgr.GetClient())
 	if err != nil {
 		return nil, fmt.Errorf("setting up the authenticator: %w", err)
@@ -339,6 +379,12 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		Search:             searcher,
 		SearchMaxInFlight:  opts.SearchMaxInFlight,
 		TracerProvider:     opts.TracerProvider,
+		Store:              st,
+		ManagedCache: server.ManagedCacheOptions{
+			Enabled:   opts.CacheEnabled,
+			Threshold: opts.CacheThreshold,
+			TTL:       opts.CacheTTL,
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the server: %w", err)
@@ -367,6 +413,56 @@ func newSearcher(opts Options) (search.Searcher, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// validateCache says what is wrong with the cache's flags.
+func validateCache(opts Options) error {
+	if err := cache.CheckThreshold(opts.CacheThreshold); err != nil {
+		return fmt.Errorf("--cache-threshold: %w", err)
+	}
+	if opts.CacheTTL < MinCacheTTL || opts.CacheTTL > MaxCacheTTL {
+		return fmt.Errorf("--cache-ttl must be from %s to %s, not %s", MinCacheTTL, MaxCacheTTL, opts.CacheTTL)
+	}
+	if opts.CacheRedisAddress == "" {
+		if opts.CacheRedisPasswordFile != "" {
+			return errors.New("--cache-redis-password-file needs --cache-redis-address")
+		}
+		return nil
+	}
+	if err := (store.RedisOptions{Address: opts.CacheRedisAddress}).Validate(); err != nil {
+		return fmt.Errorf("--cache-redis-address: %w", err)
+	}
+	return nil
+}
+
+// newStore is the store of the managed services: the Redis of
+// --cache-redis-address, or the embedded one. A Redis is not dialled
+// here: an API that starts before its Redis serves, its cache missing
+// (store_unavailable) until Redis answers.
+func newStore(opts Options, log logr.Logger) (store.Store, error) {
+	if opts.CacheRedisAddress == "" {
+		log.Info("no --cache-redis-address: the managed cache and the gateway's budgets live in this process, NOT shared with other API replicas; run one replica or give a Redis",
+			"maxItems", store.DefaultMemoryMaxItems, "maxBytes", store.DefaultMemoryMaxBytes)
+		return store.NewMemory(store.MemoryOptions{}), nil
+	}
+	ro := store.RedisOptions{Address: opts.CacheRedisAddress}
+	if opts.CacheRedisPasswordFile != "" {
+		b, err := os.ReadFile(opts.CacheRedisPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --cache-redis-password-file: %w", err)
+		}
+		ro.Password = strings.TrimSpace(string(b))
+		if ro.Password == "" {
+			return nil, fmt.Errorf("--cache-redis-password-file %s is empty", opts.CacheRedisPasswordFile)
+		}
+	}
+	store.SetRedisLogger(opts.Logger.WithName("redis"))
+	st, err := store.NewRedis(ro)
+	if err != nil {
+		return nil, fmt.Errorf("--cache-redis-address: %w", err)
+	}
+	log.Info("the managed cache and the gateway's budgets live in Redis, shared by every API replica", "address", opts.CacheRedisAddress, "password", ro.Password != "")
+	return st, nil
 }
 
 // serve serves on l when set, else on srv.Addr. Run reads its result only

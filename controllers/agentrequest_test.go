@@ -18,12 +18,15 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/cache"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 func TestAgentCacheSetting(t *testing.T) {
@@ -50,6 +53,36 @@ func TestAgentCacheSetting(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, agentCacheSetting(tt.task, tt.session)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFinishFromRunnerSaysReplayed: a run the runner replayed from the
+// server-side cache says so in the task's message, which the Succeeded
+// event carries; the status keeps no cache report.
+func TestFinishFromRunnerSaysReplayed(t *testing.T) {
+	tests := []struct {
+		name   string
+		report *cache.Report
+		want   string
+	}{
+		{"live", &cache.Report{Status: cache.StatusMiss, MissReason: cache.MissNotCached}, "the agent finished: the list is open"},
+		{"no report", nil, "the agent finished: the list is open"},
+		{"replayed", &cache.Report{Status: cache.StatusHit}, "the agent finished, replayed from the server-side cache with no model call: the list is open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &AgentTaskReconciler{Clock: clocktesting.NewFakePassiveClock(time.Unix(1_800_000_000, 0))}
+			task := &v1alpha1.AgentTask{}
+			view := &taskView{Final: &rpc.AgentTaskState{Phase: rpc.AgentTaskSucceeded,
+				Result: &rpc.AgentResult{Success: true, Completed: true, Message: "the list is open", Cache: tt.report}}}
+			r.finishFromRunner(task, view, time.Minute, "the runner")
+			if diff := cmp.Diff(tt.want, task.Status.Message); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+			if task.Status.Phase != v1alpha1.AgentTaskSucceeded {
+				t.Errorf("phase %s", task.Status.Phase)
 			}
 		})
 	}

@@ -175,7 +175,8 @@ func (r *run) replayStep(ctx context.Context, det *engine.Engine, s cacheStep, s
 		return done, nil
 	case toolGoto:
 		st.Action = "goto " + s.URL
-		u, err := replayURL(s.URL)
+		// The URL was recorded redacted: a value it held is put back.
+		u, err := replayURL(engine.SubstituteVariables(s.URL, r.opts.Variables))
 		if err != nil {
 			return nil, err
 		}

@@ -390,3 +390,27 @@ func TestCacheStoreUnavailable(t *testing.T) {
 		}
 	})
 }
+
+func TestCacheKeyOfAStartURLWithAValue(t *testing.T) {
+	scripted(t, "a variable's value in the start URL stays out of the entry", func(t *testing.T) {
+		site := agentsite.New(t, agentsite.Options{Password: password})
+		const token = "tok-5e1f9a77"
+		e, ctx := newTab(t)
+		open(t, ctx, e, site.URL+"/?token="+token)
+		loop := llmtest.NewServer(t)
+		loop.Enqueue(calls(call("done", map[string]any{"reasoning": "done", "taskComplete": true})))
+		st := store.NewMemory(store.MemoryOptions{})
+		res, err := agent.Run(ctx, e, agent.Options{
+			Instruction: "finish at once", Model: client(t, loop, llmtest.OpenAI),
+			Variables:   map[string]engine.Variable{"token": {Value: token}},
+			ShouldCache: true, Cache: cache.Local{Store: st, Project: "p"}, CacheSetting: &cache.Setting{Threshold: 1},
+		})
+		if err != nil || res.CacheEntry == nil {
+			t.Fatalf("%v, %+v", err, res)
+		}
+		stored := storedEntry(t, st, res.CacheEntry.Key)
+		if strings.Contains(string(stored.Value), token) || !strings.Contains(string(stored.Value), `"startUrl":"`+site.URL+`/?token=%token%"`) {
+			t.Errorf("the stored entry %s", stored.Value)
+		}
+	})
+}

@@ -180,7 +180,9 @@ func newRun(ctx context.Context, e *engine.Engine, opts Options) (*run, error) {
 		return nil, fmt.Errorf("agent: reading the start page: %w", err)
 	}
 	r.startURL = url
-	r.key = keyInput(opts, url, e.Frame())
+	// Redacted, as every recorded text is: the key and the entry hold
+	// no variable's value, should the page's URL carry one.
+	r.key = keyInput(opts, r.redact(url), e.Frame())
 	return r, nil
 }
 

@@ -71,6 +71,8 @@ func run() int {
 		}
 	}
 	flag.StringVar(&opts.OTLPEndpoint, "otlp-endpoint", os.Getenv("DEV_OTLP_ENDPOINT"), "OTLP/HTTP base URL of an OpenTelemetry collector the API and the runners export their spans to, e.g. http://127.0.0.1:4318 (env DEV_OTLP_ENDPOINT); empty: runners export nothing, the API as OTEL_* says")
+	flag.StringVar(&opts.CacheRedisAddress, "cache-redis-address", os.Getenv("DEV_CACHE_REDIS_ADDRESS"), "host:port of a Redis for the API's server-side cache and the gateway's budgets (env DEV_CACHE_REDIS_ADDRESS); empty: the API's embedded store")
+	flag.BoolVar(&opts.CacheEnabled, "cache-enabled", os.Getenv("DEV_CACHE_ENABLED") == "true", "turn the server-side cache on for calls that do not say (env DEV_CACHE_ENABLED=true); off, a call turns it on with options.cache")
 	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
 	flag.Parse()
 

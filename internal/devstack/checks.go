@@ -91,6 +91,15 @@ func (s *Stack) listen() error {
 	}
 	s.listener = l
 	s.apiURL = "http://" + dialAddress(l.Addr().(*net.TCPAddr))
+	// The API's runner listener (the cache's runner paths, the gateway's,
+	// the search relay): on loopback, where the local runners are, on a
+	// free port.
+	rl, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening for the API's runner listener: %w", err)
+	}
+	s.runnerListener = rl
+	s.servicesURL = "http://" + dialAddress(rl.Addr().(*net.TCPAddr))
 	return nil
 }
 

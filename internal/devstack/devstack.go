@@ -136,6 +136,15 @@ type Options struct {
 	// runners' there. Empty: runners export nothing, and the API exports
 	// as this process's OTEL_* environment says.
 	OTLPEndpoint string
+	// CacheRedisAddress is the Redis (host:port) of the API's server-side
+	// cache and the gateway's budgets (the API's --cache-redis-address).
+	// Empty: the API's embedded store.
+	CacheRedisAddress string
+	// CacheRedisPasswordFile holds that Redis's password; empty: none.
+	CacheRedisPasswordFile string
+	// CacheEnabled is the API's --cache-enabled: the cache is on for
+	// calls that do not say.
+	CacheEnabled bool
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.
@@ -152,6 +161,12 @@ type Stack struct {
 	apiKey   string
 	kubelet  *localkubelet.Kubelet
 	registry *prometheus.Registry
+
+	// runnerListener is the API's runner listener, on loopback;
+	// servicesURL is its base URL, the manager's runner.servicesURL.
+	runnerListener net.Listener
+	servicesURL    string
+
 	// runnerBinary is what the kubelet runs for runner pods:
 	// Options.RunnerBinary, or the copy of it in runnerCopy (see
 	// checkRunner).
@@ -284,6 +299,10 @@ func (s *Stack) KubeconfigPath() string { return filepath.Join(s.opts.Dir, "kube
 // Config reaches the control plane as cluster admin.
 func (s *Stack) Config() *rest.Config { return rest.CopyConfig(s.cfg) }
 
+// ServicesURL is the base URL of the API's runner listener, which runners
+// get as --services-url.
+func (s *Stack) ServicesURL() string { return s.servicesURL }
+
 // Kubelet is the local kubelet: runner processes' PIDs and logs.
 func (s *Stack) Kubelet() *localkubelet.Kubelet { return s.kubelet }
 
@@ -334,6 +353,9 @@ func (s *Stack) stop() error {
 	if s.listener != nil {
 		// Serve closed it already, unless the API never started.
 		_ = s.listener.Close()
+	}
+	if s.runnerListener != nil {
+		_ = s.runnerListener.Close()
 	}
 	for _, f := range s.logFiles {
 		_ = f.Close()

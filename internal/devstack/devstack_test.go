@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,9 +43,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	managerapp "github.com/browserfleet/browserfleet/cmd/manager/app"
 	"github.com/browserfleet/browserfleet/internal/devstack"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 )
 
@@ -112,6 +115,7 @@ func TestStack(t *testing.T) {
 		t.Fatalf("started session is %s, want Ready", phase)
 	}
 	api.post(t, "/v1/sessions/"+ended+"/navigate", `{"url":"data:text/html,<h1>hi</h1>"}`)
+	checkServices(t, stack, k8s, api, ended)
 	api.post(t, "/v1/sessions/"+ended+"/end", "")
 
 	// A session that runs when the stack stops: its runner and Chromium
@@ -359,6 +363,37 @@ func (a apiClient) startSession(t *testing.T) string {
 		t.Fatalf("start answered no session id: %v", reply)
 	}
 	return id
+}
+
+// checkServices: the session's runner got the API's runner listener as
+// --services-url, on loopback; the listener serves runners only, and the
+// project's key reaches the API's (embedded) cache.
+func checkServices(t *testing.T, stack *devstack.Stack, k8s client.Client, api apiClient, id string) {
+	t.Helper()
+	if !strings.HasPrefix(stack.ServicesURL(), "http://127.0.0.1:") {
+		t.Errorf("ServicesURL %q is not on loopback", stack.ServicesURL())
+	}
+	pod := &corev1.Pod{}
+	key := types.NamespacedName{Namespace: devstack.DefaultNamespace, Name: session(t, k8s, id).Status.PodName}
+	if err := k8s.Get(context.Background(), key, pod); err != nil {
+		t.Fatal(err)
+	}
+	want := "--" + rpc.FlagServicesURL + "=" + stack.ServicesURL()
+	if args := pod.Spec.Containers[0].Args; !slices.Contains(args, want) {
+		t.Errorf("runner args %q lack %q", args, want)
+	}
+	resp, err := httpClient.Post(stack.ServicesURL()+cache.RunnerPathGet, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatalf("the runner listener: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the runner listener answered %d to a call without a token, want 401", resp.StatusCode)
+	}
+	got := api.post(t, cache.PathGet, `{"key":"`+strings.Repeat("ab", 32)+`","threshold":1}`)
+	if got["count"] != float64(1) || got["hit"] != false {
+		t.Errorf("a first cache get answered %v, want count 1 and no hit", got)
+	}
 }
 
 // proc is a process of the stack.

@@ -67,6 +67,7 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
 	opts.Controllers.Runner.OTLPEndpoint = s.opts.OTLPEndpoint
+	opts.Controllers.Runner.ServicesURL = s.servicesURL
 	if s.opts.Quota != nil {
 		opts.Controllers.Quota = *s.opts.Quota
 	}
@@ -91,6 +92,10 @@ func (s *Stack) startAPI(ctx context.Context) error {
 	s.registry = prometheus.NewRegistry()
 	opts := apiapp.DefaultOptions()
 	opts.Listener = s.listener
+	opts.RunnerListener = s.runnerListener
+	opts.CacheRedisAddress = s.opts.CacheRedisAddress
+	opts.CacheRedisPasswordFile = s.opts.CacheRedisPasswordFile
+	opts.CacheEnabled = s.opts.CacheEnabled
 	opts.MetricsAddress = "0"
 	opts.ShutdownGrace = apiShutdownGrace
 	opts.CDPKeyFile = s.cdpKeyPath()

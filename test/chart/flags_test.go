@@ -147,6 +147,7 @@ func runnerValuesOptions() controllers.Options {
 	want.Runner.AllowedExecutables = []string{"/usr/bin/chromium", "/opt/google/chrome/chrome"}
 	want.Runner.EgressAllowCIDRs = []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("127.0.0.0/8")}
 	want.Runner.EgressClusterCIDRs = []netip.Prefix{netip.MustParsePrefix("34.118.0.0/16"), netip.MustParsePrefix("2600:1900:4000::/44")}
+	want.Runner.ServicesURL = "http://bf-browserfleet-api-runners.bf-system.svc:8001"
 	want.Sessions = controllers.SessionConfig{DefaultTimeout: 15 * time.Minute, MaxTimeout: 2 * time.Hour, DefaultTTLAfterEnded: 10 * time.Minute, SecretWait: 45 * time.Second, StartupTimeout: 7 * time.Minute, ForceDeleteAfter: 90 * time.Second}
 	want.TaskSessionWait = 45 * time.Second
 	want.Quota = quota.Config{Default: quota.Limits{ConcurrentSessions: 3, LiveSessions: 5}, Projects: map[string]quota.Limits{
@@ -159,7 +160,10 @@ func runnerValuesOptions() controllers.Options {
 var _ = Describe("the manager's flags and Configuration", func() {
 	It("default to the controllers' own defaults", func() {
 		opts := managerOptions(nil)
-		Expect(cmp.Diff(controllers.DefaultOptions(), opts.Controllers, quantities)).To(BeEmpty(), "the chart's runner and session defaults differ from the manager's (-manager +chart)")
+		want := controllers.DefaultOptions()
+		// The API's runner listener, which has no default.
+		want.Runner.ServicesURL = "http://bf-browserfleet-api-runners.bf-system.svc:8001"
+		Expect(cmp.Diff(want, opts.Controllers, quantities)).To(BeEmpty(), "the chart's runner and session defaults differ from the manager's (-manager +chart)")
 		Expect(opts.LeaderElection).To(BeTrue())
 		Expect(opts.MetricsSecure).To(BeTrue())
 		Expect(opts.MetricsAddress).To(Equal(":8443"))
@@ -247,9 +251,9 @@ var _ = Describe("the manager's flags and Configuration", func() {
 		// The runner's own flags carry the egress ranges and the allowed
 		// executables, ahead of the values' args; its flag set reads the
 		// ranges back.
-		Expect(c.Args).To(HaveLen(len(want.Args) + 6))
-		Expect(c.Args[4:6]).To(Equal([]string{"--allowed-executable=/usr/bin/chromium", "--allowed-executable=/opt/google/chrome/chrome"}))
-		Expect(c.Args[6:]).To(Equal(want.Args))
+		Expect(c.Args).To(HaveLen(len(want.Args) + 7))
+		Expect(c.Args[4:7]).To(Equal([]string{"--allowed-executable=/usr/bin/chromium", "--allowed-executable=/opt/google/chrome/chrome", "--services-url=" + want.ServicesURL}))
+		Expect(c.Args[7:]).To(Equal(want.Args))
 		var gate egress.Config
 		fs := flag.NewFlagSet("runner", flag.ContinueOnError)
 		gate.AddFlags(fs)
@@ -341,11 +345,14 @@ var _ = Describe("the API's flags", func() {
 		Expect(Find(r.Objects, "Secret", "bf-browserfleet-cdp-signing-key")).To(BeNil())
 	})
 
-	It("have no search by default, and no runner port", func() {
+	It("have no search by default; the runner port serves all the same (the cache)", func() {
 		opts, r := apiOptions(nil)
 		Expect(opts.Search.Provider).To(BeEmpty())
-		Expect(Find(r.Objects, "Service", "bf-browserfleet-api-runners")).To(BeNil())
-		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.SearchURL).To(BeEmpty())
+		Expect(opts.RunnerListenAddress).To(Equal(":8001"))
+		Expect(Find(r.Objects, "Service", "bf-browserfleet-api-runners")).NotTo(BeNil())
+		runner := managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner
+		Expect(runner.SearchURL).To(BeEmpty())
+		Expect(runner.ServicesURL).To(Equal("http://bf-browserfleet-api-runners.bf-system.svc:8001"))
 	})
 
 	It("give agents the search of the values: the API calls the provider, runners its relay, which only they may reach", func() {
@@ -366,13 +373,7 @@ var _ = Describe("the API's flags", func() {
 		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.SearchURL).To(
 			Equal("http://bf-browserfleet-api-runners.bf-system.svc:8011" + search.RelayPath))
 
-		var np *networkingv1.NetworkPolicy
-		for _, o := range r.Objects {
-			if o.GetKind() == "NetworkPolicy" {
-				np = toTyped[networkingv1.NetworkPolicy](o)
-				break
-			}
-		}
+		np := toTyped[networkingv1.NetworkPolicy](Find(r.Objects, "NetworkPolicy", "bf-browserfleet-runner"))
 		Expect(np.Spec.Egress).To(ContainElement(SatisfyAll(
 			HaveField("Ports", ConsistOf(HaveField("Port.IntVal", BeEquivalentTo(8011)))),
 			HaveField("To", ConsistOf(HaveField("PodSelector.MatchLabels", HaveKeyWithValue("app.kubernetes.io/component", "api")))),

@@ -72,7 +72,7 @@ var _ = Describe("kustomize", func() {
 			"Role":                     2,
 			"RoleBinding":              2,
 			"Deployment":               2,
-			"Service":                  3,
+			"Service":                  4, // the API's, its runners', two metrics Services
 			"PodDisruptionBudget":      2,
 			"ConfigMap":                1,
 		}), "%v", Kinds(objs))
@@ -177,7 +177,10 @@ var _ = Describe("kustomize", func() {
 
 	It("runs the manager with the controllers' defaults", func() {
 		opts := managerOptionsOf(kustomize("manager"), "browserfleet-manager")
-		Expect(cmp.Diff(controllers.DefaultOptions(), opts.Controllers, quantities)).To(BeEmpty())
+		want := controllers.DefaultOptions()
+		// The API's runner listener, which has no default.
+		want.Runner.ServicesURL = "http://browserfleet-api-runners.browserfleet-system.svc:8001"
+		Expect(cmp.Diff(want, opts.Controllers, quantities)).To(BeEmpty())
 		Expect(opts.LeaderElection).To(BeTrue())
 	})
 })

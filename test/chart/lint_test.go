@@ -78,6 +78,9 @@ var _ = Describe("values.schema.json", func() {
 		"metrics-port-clash.yaml":               "/metrics/port",
 		"toleration-operator.yaml":              "/runner/tolerations/0/operator",
 		"replicas-string.yaml":                  "/api/replicas",
+		"cache-threshold.yaml":                  "/cache/threshold",
+		"cache-redis-deploy-and-address.yaml":   "/cache/redis/address",
+		"cache-secret-without-redis.yaml":       "/cache/redis/existingSecret",
 	}
 
 	It("has a case for every bad values file", func() {

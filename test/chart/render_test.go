@@ -46,7 +46,7 @@ var _ = Describe("the rendered chart", func() {
 			"Role":                2, // leader election, the API's in the one project
 			"RoleBinding":         2,
 			"Deployment":          2,
-			"Service":             3, // the API, two metrics Services
+			"Service":             4, // the API, its runners', two metrics Services
 			"PodDisruptionBudget": 2,
 			"NetworkPolicy":       1,
 			"Secret":              3, // cdpUrl signing key, bootstrap key hash and value
@@ -70,18 +70,18 @@ var _ = Describe("the rendered chart", func() {
 			"ClusterRoleBinding":  2,
 			"Role":                3, // leader election, the API's in each project
 			"RoleBinding":         3,
-			"Deployment":          2,
-			"Service":             4, // the API's, its runners', and the metrics of both
+			"Deployment":          3, // the manager, the API, the cache's Redis
+			"Service":             5, // the API's, its runners', the metrics of both, the Redis
 			"PodDisruptionBudget": 2,
-			"NetworkPolicy":       2, // one per project
-			"Secret":              2, // no signing key: an existing Secret is named
+			"NetworkPolicy":       3, // one per project, the Redis's
+			"Secret":              3, // no signing key: an existing Secret is named; the Redis password
 			"Ingress":             1,
 			"ServiceMonitor":      1,
 			"ConfigMap":           1,
 		}), "%v", Kinds(r.Objects))
 		Expect(Find(r.Objects, "Secret", "bf-apikey-bf-browserfleet-bootstrap").GetNamespace()).To(Equal(projectA))
 		for _, o := range r.Objects {
-			if o.GetKind() == "NetworkPolicy" {
+			if o.GetKind() == "NetworkPolicy" && o.GetName() != "bf-browserfleet-redis" {
 				Expect(o.GetNamespace()).To(BeElementOf(projectA, projectB))
 			}
 		}
@@ -101,7 +101,7 @@ var _ = Describe("the rendered chart", func() {
 			"Role":               2,
 			"RoleBinding":        2,
 			"Deployment":         2,
-			"Service":            1,
+			"Service":            2, // the API's, its runners'
 			"Secret":             1, // the signing key
 			"ConfigMap":          1,
 		}), "%v", Kinds(r.Objects))

@@ -145,6 +145,7 @@ manager validates it again when it starts.
 {{- if .Values.search.provider }}
 {{- $_ := set $runner "searchURL" (include "browserfleet.searchRelayURL" .) }}
 {{- end }}
+{{- $_ := set $runner "servicesURL" (include "browserfleet.servicesURL" .) }}
 {{- if and .Values.tracing.endpoint .Values.tracing.runners }}
 {{- $_ := set $runner "otlpEndpoint" .Values.tracing.endpoint }}
 {{- end }}
@@ -167,6 +168,42 @@ manager validates it again when it starts.
 {{/* The API's search relay, as runners reach it: the runners Service. */}}
 {{- define "browserfleet.searchRelayURL" -}}
 {{- printf "http://%s-runners.%s.svc:%d/runner/v1/search" (include "browserfleet.apiName" .) .Release.Namespace (int .Values.search.runnerPort) }}
+{{- end }}
+
+{{/*
+The API's runner listener, as runners reach it (the manager's
+runner.servicesURL): the runners Service. The cache's and the gateway's
+runner paths are under it.
+*/}}
+{{- define "browserfleet.servicesURL" -}}
+{{- printf "http://%s-runners.%s.svc:%d" (include "browserfleet.apiName" .) .Release.Namespace (int .Values.search.runnerPort) }}
+{{- end }}
+
+{{/* The Redis the release runs (cache.redis.deploy). */}}
+{{- define "browserfleet.redisName" -}}
+{{- printf "%s-redis" (include "browserfleet.fullname" .) }}
+{{- end }}
+
+{{/* The cache's Redis, host:port, as the API reaches it; empty: none. */}}
+{{- define "browserfleet.cacheRedisAddress" -}}
+{{- $r := .Values.cache.redis }}
+{{- if and $r.deploy $r.address }}
+{{- fail "cache.redis.deploy runs a Redis of the release: leave cache.redis.address empty, or set deploy false to use the Redis at that address" }}
+{{- end }}
+{{- if $r.deploy }}
+{{- printf "%s.%s.svc:6379" (include "browserfleet.redisName" .) .Release.Namespace }}
+{{- else }}
+{{- $r.address }}
+{{- end }}
+{{- end }}
+
+{{/* The Secret and key of the cache Redis's password; empty: none. */}}
+{{- define "browserfleet.cacheRedisPasswordSecret" -}}
+{{- if .Values.cache.redis.deploy }}{{ include "browserfleet.redisName" . }}{{ else if .Values.cache.redis.address }}{{ .Values.cache.redis.existingSecret }}{{ end }}
+{{- end }}
+
+{{- define "browserfleet.cacheRedisPasswordKey" -}}
+{{- if .Values.cache.redis.deploy }}password{{ else }}{{ .Values.cache.redis.passwordKey }}{{ end }}
 {{- end }}
 
 {{/* The port of tracing.endpoint: its own, or its scheme's. */}}

@@ -65,7 +65,7 @@ type Server struct {
 	// Password is its requirepass, or empty.
 	Password string
 
-	conf string
+	args []string
 	dir  string
 
 	mu   sync.Mutex
@@ -121,7 +121,7 @@ func start(dir string, opts Options) (*Server, error) {
 	if err := os.WriteFile(conf, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", conf, err)
 	}
-	s := &Server{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Password: opts.Password, conf: conf, dir: dir}
+	s := &Server{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Password: opts.Password, args: []string{conf}, dir: dir}
 	if err := s.run(); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func start(dir string, opts Options) (*Server, error) {
 
 // run starts the process and waits until it is ready.
 func (s *Server) run() error {
-	cmd := exec.Command(Binary(), s.conf)
+	cmd := exec.Command(Binary(), s.args...)
 	cmd.Dir = s.dir
 	cmd.SysProcAttr = sysProcAttr()
 	out, err := cmd.StdoutPipe()
@@ -179,6 +179,29 @@ func (s *Server) run() error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	return nil
+}
+
+// StartArgs runs redis-server with args, as a manifest gives them, in dir,
+// and returns once it accepts connections at address (which args must
+// make it listen on, on loopback). It stops when the test ends.
+func StartArgs(t TB, dir, address, password string, args ...string) *Server {
+	t.Helper()
+	s := &Server{Address: address, Password: password, args: args, dir: dir}
+	if err := s.run(); err != nil {
+		t.Fatalf("redistest: starting %s %q: %v", Binary(), args, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// FreePort returns a loopback port nobody listens on right now.
+func FreePort(t TB) int {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return p
 }
 
 // Restart starts a stopped server again, on the same address, with the

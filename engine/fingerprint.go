@@ -55,7 +55,7 @@ func (e *Engine) Fingerprint(ctx context.Context, opts FingerprintOptions) (*Fin
 	if err != nil {
 		return nil, err
 	}
-	fp := &Fingerprint{Content: contentSum(snap.Tree)}
+	fp := &Fingerprint{Content: contentSum(snap.Tree, snap.URLs)}
 	if len(snap.Frames) > 0 {
 		fp.URL = snap.Frames[0].URL
 	}
@@ -65,32 +65,39 @@ func (e *Engine) Fingerprint(ctx context.Context, opts FingerprintOptions) (*Fin
 // contentSum hashes a snapshot's tree with each line's leading id
 // "[<frame ordinal>-<backend node id>]" cut to "[<frame ordinal>]": backend
 // node ids are numbered anew by each render, while frame ordinals follow
-// the document's order and so are part of its content.
-func contentSum(tree string) string {
+// the document's order and so are part of its content. A link's line is
+// hashed with its URL (urls, by id), which extract may answer and the
+// tree does not show.
+func contentSum(tree string, urls map[string]string) string {
 	h := sha256.New()
 	for line := range strings.Lines(tree) {
-		h.Write([]byte(stripID(line)))
+		stripped, id := stripID(line)
+		h.Write([]byte(stripped))
+		if u, ok := urls[id]; ok && id != "" {
+			h.Write([]byte("\x00" + u + "\n"))
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// stripID drops the backend node id of a snapshot line's leading id, and
-// leaves any other line as it is.
-func stripID(line string) string {
+// stripID drops the backend node id of a snapshot line's leading id and
+// returns the line with the id it had; any other line is returned as it
+// is, with no id.
+func stripID(line string) (stripped, id string) {
 	rest := strings.TrimLeft(line, " ")
 	indent := line[:len(line)-len(rest)]
 	if !strings.HasPrefix(rest, "[") {
-		return line
+		return line, ""
 	}
 	end := strings.Index(rest, "]")
 	if end < 0 {
-		return line
+		return line, ""
 	}
 	ordinal, node, ok := strings.Cut(rest[1:end], "-")
 	if !ok || !digits(ordinal) || !digits(node) {
-		return line
+		return line, ""
 	}
-	return indent + "[" + ordinal + rest[end:]
+	return indent + "[" + ordinal + rest[end:], rest[1:end]
 }
 
 func digits(s string) bool {

@@ -101,8 +101,10 @@ func Act(ctx context.Context, e *engine.Engine, c cache.Store, set *cache.Settin
 
 // replay performs an entry's actions in order with self-healing off, the
 // variables' values substituted as the engine does. It returns nil (and no
-// error) when an action did not redo: the call then runs live. An error
-// is a call that cannot go on (its context ended, its frame is gone).
+// error) when an action did not redo: the call then runs live, from the
+// page as the actions before it left it (a two-step act's list may be
+// open). An error is a call that cannot go on (its context ended, its
+// frame is gone).
 func replay(ctx context.Context, e *engine.Engine, v actEntry, opts engine.ActOptions) (*engine.ActResult, error) {
 	strict := e.WithSelfHeal(false)
 	var last *engine.ActResult

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -84,6 +85,13 @@ var pages = map[string]string{
 <label for="password">Password</label><input id="password" type="password">
 <button id="go" onclick="window.clicks++">Sign in</button>
 <p id="price">Price: $12</p>`,
+	"/menu": `<!doctype html><title>Size</title>
+<div id="size" role="combobox" aria-expanded="false" tabindex="0" style="width:200px;border:1px solid"
+ onclick="document.getElementById('list').style.display='block'; this.setAttribute('aria-expanded','true')">Choose a size</div>
+<div id="list" role="listbox" style="display:none">
+ <div id="small" role="option" onclick="window.size='Small'">Small</div>
+ <div id="large" role="option" onclick="window.size='Large'">Large</div>
+</div>`,
 	"/framed": `<!doctype html><title>Framed</title><h1>Outer</h1>
 <iframe id="inner" src="/inner" style="width:300px;height:120px"></iframe>`,
 	"/inner": `<!doctype html><title>Inner</title><button id="b" onclick="parent.innerClicks = (parent.innerClicks || 0) + 1">Inner button</button>`,
@@ -381,6 +389,49 @@ func TestActVariablesValuesAreNeverStored(t *testing.T) {
 	}
 }
 
+// nodeID is the snapshot id the element css matches has in the main
+// frame, shown or not.
+func (h *harness) nodeID(css string) string {
+	h.t.Helper()
+	var nodes []*cdp.Node
+	if err := chromedp.Run(h.ctx, chromedp.Nodes(css, &nodes, chromedp.ByQuery)); err != nil {
+		h.t.Fatalf("finding %s: %v", css, err)
+	}
+	return fmt.Sprintf("0-%d", nodes[0].BackendNodeID)
+}
+
+func TestTwoStepActReplaysBothActions(t *testing.T) {
+	h := open(t, "/menu")
+	set := &cache.Setting{Threshold: 1}
+	answer := func(id string, twoStep bool) llmtest.Reply {
+		b, _ := json.Marshal(map[string]any{"elementId": id, "method": "click", "arguments": []string{}, "description": "click " + id, "twoStep": twoStep})
+		return llmtest.JSON(string(b)).WithUsage(100, 10)
+	}
+	// The option is hidden until the list opens; its id is known before.
+	h.model.Enqueue(answer(h.idOf("combobox"), true), answer(h.nodeID("#large"), false))
+	first, rep := h.act(set, "choose the Large size")
+	if rep.MissReason != cache.MissNotCached || len(first.Actions) != 2 {
+		t.Fatalf("first: %+v with %d actions, want MISS not_cached with 2", rep, len(first.Actions))
+	}
+
+	h.reload()
+	second, rep := h.act(set, "choose the Large size")
+	if diff := cmp.Diff(hit(2, 1, 200, 20), rep); diff != "" {
+		t.Errorf("second report (-want +got):\n%s", diff)
+	}
+	var size string
+	h.eval(`window.size`, &size)
+	if size != "Large" {
+		t.Errorf("after the replay window.size = %q, want Large", size)
+	}
+	if len(second.Actions) != 2 {
+		t.Errorf("the hit reports %d actions, want 2", len(second.Actions))
+	}
+	if n := len(h.model.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want the live act's 2", n)
+	}
+}
+
 func TestActInAnIframeFromThePageIsNotStored(t *testing.T) {
 	h := open(t, "/framed")
 	set := &cache.Setting{Threshold: 1}
@@ -505,7 +556,7 @@ func TestDisabledAndDeterministicCallsMakeNoLookup(t *testing.T) {
 	}
 }
 
-// failing is a store that never answers well.
+// failing is a store that answers every call with an error.
 type failing struct{}
 
 func (failing) Get(context.Context, cache.GetRequest) (*cache.GetResponse, error) {
@@ -513,17 +564,41 @@ func (failing) Get(context.Context, cache.GetRequest) (*cache.GetResponse, error
 }
 func (failing) Set(context.Context, cache.SetRequest) error { return errors.New("connection refused") }
 
+// hanging is a store that answers nothing until its caller gives up.
+type hanging struct{}
+
+func (hanging) Get(ctx context.Context, _ cache.GetRequest) (*cache.GetResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (hanging) Set(ctx context.Context, _ cache.SetRequest) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
 func TestStoreFailureRunsLive(t *testing.T) {
-	h := open(t, "/form")
-	h.enqueueClick("button: Sign in")
-	res, rep, err := cached.Act(h.ctx, h.e, failing{}, &cache.Setting{Threshold: 2}, engine.ActOptions{Instruction: "click sign in"})
-	if err != nil || !res.Success {
-		t.Fatalf("act: %v %+v", err, res)
-	}
-	if diff := cmp.Diff(cache.Report{Status: cache.StatusMiss, Threshold: 2, MissReason: cache.MissStoreUnavailable}, rep); diff != "" {
-		t.Errorf("report (-want +got):\n%s", diff)
-	}
-	if h.clicks() != 1 {
-		t.Error("the live act did not click")
+	for _, tc := range []struct {
+		name  string
+		store cache.Store
+	}{
+		{"an error", failing{}},
+		// The lookup is bounded by cache.StoreTimeout; the call's own
+		// context has no deadline.
+		{"no answer", hanging{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := open(t, "/form")
+			h.enqueueClick("button: Sign in")
+			res, rep, err := cached.Act(h.ctx, h.e, tc.store, &cache.Setting{Threshold: 2}, engine.ActOptions{Instruction: "click sign in"})
+			if err != nil || !res.Success {
+				t.Fatalf("act: %v %+v", err, res)
+			}
+			if diff := cmp.Diff(cache.Report{Status: cache.StatusMiss, Threshold: 2, MissReason: cache.MissStoreUnavailable}, rep); diff != "" {
+				t.Errorf("report (-want +got):\n%s", diff)
+			}
+			if h.clicks() != 1 {
+				t.Error("the live act did not click")
+			}
+		})
 	}
 }

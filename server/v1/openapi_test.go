@@ -215,6 +215,8 @@ func TestRoutes(t *testing.T) {
 	want := []Route{
 		{"GET", "/healthz"},
 		{"GET", "/readyz"},
+		{"POST", "/v1/cache/get"},
+		{"POST", "/v1/cache/set"},
 		{"GET", "/v1/openapi.json"},
 		{"GET", "/v1/sessions"},
 		{"POST", "/v1/sessions/start"},
@@ -277,6 +279,8 @@ func TestOpenAPIRequestBodies(t *testing.T) {
 		{"POST", "/v1/sessions/{id}/agentExecute"}: "AgentExecuteRequest",
 		{"POST", "/v1/sessions/{id}/end"}:          "SessionEndRequest",
 		{"POST", "/v1/sessions/{id}/batch"}:        "BatchRequest",
+		{"POST", "/v1/cache/get"}:                  "CacheGetRequest",
+		{"POST", "/v1/cache/set"}:                  "CacheSetRequest",
 	}
 	for _, r := range Routes() {
 		ref, ok := lookup(doc, "/paths/"+pointerEscape(r.Pattern)+"/"+strings.ToLower(r.Method)+"/requestBody/content/application~1json/schema/$ref")
@@ -454,6 +458,13 @@ func TestValidatorRequests(t *testing.T) {
 		{"GET", "/v1/sessions/{id}", `{}`, false},
 		{"POST", "/v1/sessions/{id}/agentExecute", `{"agentConfig":{},"executeOptions":{"instruction":"go"}}`, true},
 		{"POST", "/v1/sessions/{id}/agentExecute", `{"agentConfig":{"model":{"apiKey":"k"}},"executeOptions":{"instruction":"go"}}`, false},
+		{"POST", "/v1/cache/get", `{"key":"` + strings.Repeat("ab", 32) + `","threshold":1}`, true},
+		{"POST", "/v1/cache/get", `{"key":"ABC","threshold":1}`, false},
+		{"POST", "/v1/cache/get", `{"key":"` + strings.Repeat("ab", 32) + `"}`, false},
+		{"POST", "/v1/cache/set", `{"key":"` + strings.Repeat("ab", 32) + `","entry":{"method":"act","value":{"actions":[]},"usage":{"inputTokens":5,"outputTokens":1}}}`, true},
+		{"POST", "/v1/cache/set", `{"key":"` + strings.Repeat("ab", 32) + `","entry":{"method":"act","value":null}}`, false},
+		{"POST", "/v1/cache/set", `{"key":"` + strings.Repeat("ab", 32) + `","entry":{"method":"navigate","value":1}}`, false},
+		{"POST", "/v1/cache/set", `{"key":"` + strings.Repeat("ab", 32) + `","entry":{"method":"act","value":1},"ttl":5}`, false},
 		{"DELETE", "/v1/sessions/{id}", ``, false},
 		{"POST", "/v1/sessions/{id}/click", `{}`, false},
 	}

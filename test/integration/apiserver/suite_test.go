@@ -47,6 +47,7 @@ import (
 	"github.com/browserfleet/browserfleet/internal/devstack"
 	"github.com/browserfleet/browserfleet/internal/testing/apitest"
 	"github.com/browserfleet/browserfleet/internal/testing/framework"
+	"github.com/browserfleet/browserfleet/internal/testing/redistest"
 	"github.com/browserfleet/browserfleet/internal/testing/searchtest"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/search"
@@ -55,6 +56,7 @@ import (
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/store"
 	testpages "github.com/browserfleet/browserfleet/test/util/pages"
 )
 
@@ -83,7 +85,15 @@ var (
 	// brave stands in for the operator's search provider, which the API
 	// calls for the runners' search relay (relay).
 	brave *searchtest.Brave
-	relay *httptest.Server
+	// relay is the API's runner listener, which the runners reach by the
+	// URL the manager gives them (the search relay, the cache's runner
+	// paths); runnerListener is the API server's handler it serves, which
+	// a spec may swap for another replica's.
+	relay          *httptest.Server
+	runnerListener atomic.Pointer[http.Handler]
+	// redisServer holds the server-side cache's entries: a real
+	// redis-server, which every API replica of the suite shares.
+	redisServer *redistest.Server
 
 	stopAPI     context.CancelFunc
 	stopKubelet func()
@@ -117,9 +127,8 @@ var _ = BeforeSuite(func() {
 	// runners reach by the URL the manager gives them; it serves once the
 	// API server exists.
 	brave = searchtest.NewBrave(GinkgoT(), braveKey)
-	var relayHandler atomic.Pointer[http.Handler]
 	relay = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := relayHandler.Load(); h != nil {
+		if h := runnerListener.Load(); h != nil {
 			(*h).ServeHTTP(w, r)
 			return
 		}
@@ -131,6 +140,7 @@ var _ = BeforeSuite(func() {
 	// The manager pod, as in a cluster.
 	opts := controllers.DefaultOptions()
 	opts.Runner.SearchURL = relay.URL + search.RelayPath
+	opts.Runner.ServicesURL = relay.URL
 	opts.Runner.Image = runnerImage
 	// The test pages and the scripted model server are on loopback, which
 	// the runners' egress gate allows here as make dev does.
@@ -158,6 +168,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	signer, err := cdptoken.NewSigner(key)
 	Expect(err).NotTo(HaveOccurred())
+	redisServer = redistest.Start(GinkgoT(), redistest.Options{})
 	registry = prometheus.NewRegistry()
 	m, err := metrics.New(registry, mgr.GetClient())
 	Expect(err).NotTo(HaveOccurred())
@@ -170,6 +181,9 @@ var _ = BeforeSuite(func() {
 		Metrics:       m,
 		CDPSigner:     signer,
 		Search:        provider,
+		// The cache is off unless a session or call turns it on, so that
+		// the other specs' identical calls all run live.
+		Store: redisStore(),
 	}
 	newAPIServer = func() *server.Server {
 		s, err := server.New(apiOptions)
@@ -179,7 +193,7 @@ var _ = BeforeSuite(func() {
 	apiServer = newAPIServer()
 	h, err := apiServer.RunnerHandler()
 	Expect(err).NotTo(HaveOccurred())
-	relayHandler.Store(&h)
+	runnerListener.Store(&h)
 	api = httptest.NewServer(apiServer)
 	go func() {
 		defer GinkgoRecover()
@@ -213,6 +227,16 @@ var _ = AfterSuite(func() {
 	}
 	fw.Stop()
 })
+
+// redisStore is a store of its own (its own connections) on the suite's
+// Redis, as each API replica has.
+func redisStore() *store.Redis {
+	GinkgoHelper()
+	st, err := store.NewRedis(store.RedisOptions{Address: redisServer.Address})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(st.Close)
+	return st
+}
 
 // project is a namespace with an API key.
 type project = apitest.Project

@@ -24,9 +24,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 )
 
 // The server-side cache of agent runs, end to end: agentExecute with
@@ -157,5 +161,71 @@ var _ = Describe("agentExecute with the server-side cache", Ordered, func() {
 		Expect(r.Status).To(Equal(http.StatusBadRequest), "%s", r.Raw)
 		Expect(string(r.Raw)).To(ContainSubstring("x-cache-bypass"))
 		Expect(taskSpecs(ctx)).To(HaveLen(n))
+	})
+})
+
+// An AgentTask made with kubectl (here, with the client) takes its own
+// spec.cache: the manager puts it in the runner's request, and a replayed
+// run says so in the task's status message.
+var _ = Describe("an AgentTask of its own with spec.cache", Ordered, func() {
+	var (
+		p  project
+		id string
+	)
+	const instruction = "open the list, as kubectl asked"
+
+	BeforeAll(func(ctx SpecContext) {
+		p = newProject(ctx)
+		// The session's cache is the project's default: off.
+		id = startSession(p, "")
+		Expect(k8sClient.Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "model", Namespace: p.Namespace,
+				Labels: map[string]string{v1alpha1.LabelSessionSecret: v1alpha1.SessionSecretAny}},
+			StringData: map[string]string{"apiKey": "sk-test-key"},
+		})).To(Succeed())
+	})
+
+	// runTask makes a task from the form page and waits for its end.
+	runTask := func(ctx context.Context, name string) *v1alpha1.AgentTask {
+		GinkgoHelper()
+		r := do(http.MethodPost, "/v1/sessions/"+id+"/navigate", p.Key, fmt.Sprintf(`{"url": %q}`, pageURL("form.html")), nil)
+		Expect(r.Status).To(Equal(http.StatusOK), "%s", r.Raw)
+		t := &v1alpha1.AgentTask{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Namespace},
+			Spec: v1alpha1.AgentTaskSpec{
+				SessionRef: v1alpha1.SessionReference{Name: id},
+				AgentConfig: v1alpha1.AgentConfig{Model: &v1alpha1.ModelSpec{
+					Name: "openai/gpt-test", BaseURL: model.BaseURL(llmtest.OpenAI),
+					APIKeySecretRef: &v1alpha1.SecretKeyReference{Name: "model", Key: "apiKey"},
+				}},
+				ExecuteOptions: v1alpha1.ExecuteOptions{Instruction: instruction, MaxSteps: 5},
+				ShouldCache:    ptr.To(true),
+				Cache:          &v1alpha1.CacheSpec{Enabled: ptr.To(true)},
+			},
+		}
+		Expect(k8sClient.Create(ctx, t)).To(Succeed())
+		Eventually(func(g Gomega) v1alpha1.AgentTaskPhase {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(t), t)).To(Succeed())
+			return t.Status.Phase
+		}).Should(Equal(v1alpha1.AgentTaskSucceeded), "the task's status: %+v", &t.Status)
+		return t
+	}
+
+	It("is stored when live, then replayed with no model call (scripted model)", func(ctx SpecContext) {
+		model.Enqueue(
+			toolCall("goto", map[string]any{"url": pageURL("list.html")}).WithUsage(300, 10),
+			toolCall("done", map[string]any{"reasoning": "the list is open", "taskComplete": true}).WithUsage(400, 20),
+		)
+		before := len(model.Requests())
+		first := runTask(ctx, "live")
+		Expect(len(model.Requests()) - before).To(Equal(2))
+		Expect(first.Status.Message).To(Equal("the agent finished: the list is open"))
+
+		asked := len(model.Requests())
+		second := runTask(ctx, "replayed")
+		Expect(model.Requests()).To(HaveLen(asked), "the replay asked the model")
+		Expect(second.Status.Message).To(Equal("the agent finished, replayed from the server-side cache with no model call: the list is open"))
+		Expect(second.Status.Usage).To(Or(BeNil(), HaveField("InputTokens", BeZero())))
+		Expect(second.Status.Actions).To(HaveExactElements(HaveField("Type", "goto"), HaveField("Type", "done")))
 	})
 })

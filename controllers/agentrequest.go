@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -45,7 +46,7 @@ func (p *secretProblem) Error() string { return p.message }
 // cache holds Secrets' metadata only, and the values must not linger in
 // memory beyond the call). A reference that cannot be used is a
 // *secretProblem; deadlineSeconds is the run's remaining deadline.
-func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.AgentTask, deadlineSeconds int) (*rpc.AgentTaskRequest, error) {
+func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.AgentTask, session *v1alpha1.BrowserSession, deadlineSeconds int) (*rpc.AgentTaskRequest, error) {
 	secrets, err := readTaskSecrets(ctx, reader, task)
 	if err != nil {
 		return nil, err
@@ -63,6 +64,7 @@ func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.Agen
 		UseSearch:       ptr.Deref(spec.ExecuteOptions.UseSearch, false),
 		FrameID:         spec.FrameID,
 		ShouldCache:     ptr.Deref(spec.ShouldCache, false),
+		Cache:           agentCacheSetting(spec.Cache, session.Spec.Cache),
 		DeadlineSeconds: deadlineSeconds,
 	}
 	if req.Mode == "" {
@@ -97,6 +99,35 @@ func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.Agen
 		}
 	}
 	return req, nil
+}
+
+// agentCacheSetting is the server-side cache setting of a task: each field
+// of the task's spec.cache, else of its session's. Enabled must be true:
+// unset is off here, as the manager cannot see the project default the
+// API resolves for /v1 calls (agentExecute writes its resolved setting
+// into the task, enabled explicit). The threshold defaults to
+// cache.DefaultThreshold.
+func agentCacheSetting(task, session *v1alpha1.CacheSpec) *cache.Setting {
+	var enabled *bool
+	var threshold *int32
+	for _, c := range []*v1alpha1.CacheSpec{task, session} {
+		if c == nil {
+			continue
+		}
+		if enabled == nil {
+			enabled = c.Enabled
+		}
+		if threshold == nil {
+			threshold = c.Threshold
+		}
+	}
+	if !ptr.Deref(enabled, false) {
+		return nil
+	}
+	t := int64(ptr.Deref(threshold, cache.DefaultThreshold))
+	// The CRD bounds it; an object written before that bound stays served.
+	t = min(max(t, 1), cache.MaxThreshold)
+	return &cache.Setting{Threshold: t}
 }
 
 // readTaskSecrets reads every Secret the task references, checking again

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
@@ -303,8 +304,13 @@ func (r *AgentTaskReconciler) finishFromRunner(task *v1alpha1.AgentTask, view *t
 	case rpc.AgentTaskSucceeded:
 		task.Status.Result = statusResult(st.Result)
 		msg := "the agent finished"
+		if st.Result != nil && st.Result.Cache != nil && st.Result.Cache.Status == cache.StatusHit {
+			// The status keeps no cache report: kubectl users learn of
+			// a replay here, and in the event.
+			msg += ", replayed from the server-side cache with no model call"
+		}
 		if st.Result != nil && st.Result.Message != "" {
-			msg = "the agent finished: " + st.Result.Message
+			msg += ": " + st.Result.Message
 		}
 		r.finish(task, v1alpha1.AgentTaskConditionSucceeded, v1alpha1.AgentTaskReasonCompleted, msg)
 	case rpc.AgentTaskCancelled:

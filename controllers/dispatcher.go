@@ -463,7 +463,7 @@ func (d *Dispatcher) runnerOf(r *taskRun) (*rpc.Client, error) {
 func (d *Dispatcher) start(r *taskRun, runner *rpc.Client, log logr.Logger) bool {
 	seconds := int(math.Ceil(r.job.deadline.Seconds()))
 	ctx, cancel := context.WithTimeout(r.ctx, d.cfg.CallTimeout)
-	req, err := agentRequest(ctx, d.reader, r.job.task, seconds)
+	req, err := agentRequest(ctx, d.reader, r.job.task, r.job.session, seconds)
 	cancel()
 	if err != nil {
 		var sp *secretProblem

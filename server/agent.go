@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
@@ -70,7 +71,7 @@ type agentUsage struct {
 // answering, the task's status, which the manager keeps, has the last word.
 // A caller that goes away cancels the task by deleting it.
 func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project apikey.Project) {
-	req, stream, ok := decodeOperation(s, w, r, serverv1.DecodeAgentExecute, func(b *serverv1.AgentBody) *bool { return b.StreamResponse })
+	req, stream, ok := decodeCachedOperation(s, w, r, serverv1.DecodeAgentExecute, func(b *serverv1.AgentBody) *bool { return b.StreamResponse })
 	if !ok {
 		return
 	}
@@ -87,12 +88,21 @@ func (s *server) agentExecute(w http.ResponseWriter, r *http.Request, project ap
 	if !ok {
 		return
 	}
+	// agentExecute has no options.cache: the bypass header, else the
+	// session's, else the project's default.
+	setting, issue := s.cacheSetting(r, nil, bs)
+	if !s.acceptable(w, nil, issue) {
+		return
+	}
 	task, secrets, err := req.ToAgentTask(uuid.NewString(), bs.Namespace, bs.Name)
 	if err != nil {
 		s.log.Error(err, "mapping agentExecute request", "namespace", bs.Namespace, "session", bs.Name)
 		writeInternal(w)
 		return
 	}
+	// The resolved setting, explicit: the manager, which dispatches the
+	// task, cannot see the project's default.
+	task.Spec.Cache = cacheSpecOf(setting)
 	key := client.ObjectKeyFromObject(task)
 	wake, cancelWake := s.hub.subscribe(key)
 	defer cancelWake()
@@ -217,6 +227,12 @@ func (f *agentFollower) settle(ctx context.Context, t *v1alpha1.AgentTask) bool 
 	case v1alpha1.AgentTaskSucceeded:
 		f.logSteps(int(st.Steps))
 		res := agentResultOf(t)
+		if !cacheAsked(t) {
+			// No lookup ran. Else the report is the runner's, which the
+			// status does not keep: metadata.cache is left out rather
+			// than guessed.
+			res.Metadata["cache"] = cache.Disabled()
+		}
 		f.s.opts.Metrics.AddTokens(agentModel(t, f.bs), res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.ReasoningTokens, res.Usage.CachedInputTokens)
 		f.resp.succeedAgent(res, nil)
 		return true
@@ -271,6 +287,7 @@ func (f *agentFollower) follow(ctx context.Context, t *v1alpha1.AgentTask) bool 
 		return true
 	}
 	res := agentResultOfState(final)
+	res.Metadata["cache"] = reportOrDisabled(final.Result.Cache)
 	f.s.opts.Metrics.AddTokens(agentModel(t, f.bs), res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.ReasoningTokens, res.Usage.CachedInputTokens)
 	var entry any
 	if ce := final.Result.CacheEntry; ce != nil {
@@ -331,6 +348,33 @@ func agentUsageOf(u rpc.Usage) agentUsage {
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, InferenceTimeMs: u.InferenceTimeMs,
 		ReasoningTokens: u.ReasoningTokens, CachedInputTokens: u.CachedInputTokens,
 	}
+}
+
+// cacheSpecOf is a task's spec.cache of a resolved setting: enabled
+// explicit either way, so that neither the session's nor any default is
+// resolved again.
+func cacheSpecOf(set *cache.Setting) *v1alpha1.CacheSpec {
+	if set == nil {
+		return &v1alpha1.CacheSpec{Enabled: ptr.To(false)}
+	}
+	t := int32(min(max(set.Threshold, 1), cache.MaxThreshold)) //nolint:gosec // bounded just here
+	return &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: &t}
+}
+
+// cacheAsked says whether the task's run looked the cache up: shouldCache
+// with the cache on.
+func cacheAsked(t *v1alpha1.AgentTask) bool {
+	c := t.Spec.Cache
+	return ptr.Deref(t.Spec.ShouldCache, false) && c != nil && ptr.Deref(c.Enabled, false)
+}
+
+// reportOrDisabled is the result's metadata.cache: the runner's report,
+// nil (no lookup ran) being DISABLED.
+func reportOrDisabled(r *cache.Report) cache.Report {
+	if r == nil {
+		return cache.Disabled()
+	}
+	return *r
 }
 
 // agentResultOfState is the result the runner reports, every step included.

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/search"
@@ -105,6 +106,14 @@ type Options struct {
 	// ShouldCache records the run's deterministic steps in
 	// Result.CacheEntry.
 	ShouldCache bool
+	// Cache is the server-side cache of agent runs. With ShouldCache and
+	// CacheSetting, the run's key is looked up at its start: an entry
+	// that is served is replayed with no model call (a step that fails
+	// hands over to the live agent from where the page is), and a
+	// successful run stores its entry. nil: no cache (DISABLED).
+	Cache cache.Store
+	// CacheSetting is the run's cache setting (its threshold); nil is off.
+	CacheSetting *cache.Setting
 	// OnStep, when set, is called after each step with its index (from 0),
 	// the step, and the usage of every model call so far. The run waits
 	// for it.
@@ -155,13 +164,18 @@ type Result struct {
 	Usage llm.Usage
 	// CacheEntry is set when Options.ShouldCache was.
 	CacheEntry *CacheEntry
+	// Cache is what the server-side cache did for the run: HIT (the
+	// steps were replayed; Usage is zero), MISS with its reason, or
+	// DISABLED.
+	Cache *cache.Report
 }
 
 // CacheEntry is a run's deterministic steps under a key that names what
 // produced them.
 type CacheEntry struct {
 	// Key hashes the instruction, the start URL, the options that change
-	// behaviour, the agent config without secrets, and the variable names.
+	// behaviour, the system prompt and the variable names: what the run
+	// was asked, not which models ran it.
 	Key string
 	// Entry is the recorded steps, as JSON.
 	Entry json.RawMessage
@@ -180,10 +194,37 @@ func Run(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
 	if err := checkOptions(&opts); err != nil {
 		return nil, err
 	}
+	r, err := newRun(ctx, e, opts)
+	if err != nil {
+		return nil, err
+	}
+	sc := newServerCache(r)
+	if stored := sc.lookup(ctx); stored != nil {
+		res, err := r.replay(ctx, stored)
+		switch {
+		case err != nil:
+			res = r.partial()
+			res.Cache = sc.result()
+			return res, err
+		case res != nil:
+			sc.hit(ctx, stored)
+			res.Cache = sc.result()
+			return res, nil
+		}
+		sc.replayFailed()
+	}
+	var res *Result
 	switch opts.Mode {
 	case ModeCUA:
-		return runCUA(ctx, e, opts)
+		res, err = runCUA(ctx, r)
 	default:
-		return runTools(ctx, e, opts)
+		res, err = runTools(ctx, r)
 	}
+	if res != nil {
+		if err == nil {
+			sc.store(ctx, res)
+		}
+		res.Cache = sc.result()
+	}
+	return res, err
 }

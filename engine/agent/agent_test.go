@@ -349,7 +349,7 @@ func TestDOMTask(t *testing.T) {
 		if diff := cmp.Diff([]string{"goto", "fillForm", "act", "act"}, types); diff != "" {
 			t.Errorf("cached steps (-want +got):\n%s", diff)
 		}
-		if entry.Version != 1 || entry.StartURL != "about:blank" || !cmp.Equal(entry.VariableNames, []string{"password"}) {
+		if entry.Version != agent.CacheEntryVersion || entry.StartURL != "about:blank" || !cmp.Equal(entry.VariableNames, []string{"password"}) {
 			t.Errorf("entry header %+v", entry)
 		}
 		if len(entry.Steps) == 4 {

@@ -148,30 +148,74 @@ func TestCompressKeepsTheLatestTreeAndTwoScreenshots(t *testing.T) {
 }
 
 func TestCacheKey(t *testing.T) {
-	base := cacheKeyInput{
-		Instruction: "sign in", StartURL: "http://127.0.0.1/login",
-		Options:         cacheOptions{Mode: ModeDOM, MaxSteps: 20},
-		ConfigSignature: configSignature{Model: "openai/gpt-4.1-mini", ExecutionModel: "openai/gpt-4.1-mini"},
-		VariableNames:   []string{"password"},
+	base := func() Options {
+		return Options{
+			Instruction: " sign in ", Mode: ModeDOM, MaxSteps: 20,
+			Model: stubModel{"openai/gpt-4.1-mini"}, ExecutionModel: stubModel{"openai/gpt-4.1-mini"},
+			Variables: map[string]engine.Variable{"password": {Value: "hunter2"}},
+		}
 	}
-	k := cacheKey(base)
-	if len(k) != 64 || cacheKey(base) != k {
+	const start = "http://127.0.0.1/login"
+	k := cacheKey(keyInput(base(), start, ""))
+	if len(k) != 64 || cacheKey(keyInput(base(), start, "")) != k {
 		t.Fatalf("key %q is not a stable hex SHA-256", k)
 	}
-	for name, change := range map[string]func(*cacheKeyInput){
-		"instruction":   func(c *cacheKeyInput) { c.Instruction = "sign out" },
-		"start url":     func(c *cacheKeyInput) { c.StartURL += "?x" },
-		"mode":          func(c *cacheKeyInput) { c.Options.Mode = ModeHybrid },
-		"max steps":     func(c *cacheKeyInput) { c.Options.MaxSteps = 5 },
-		"model":         func(c *cacheKeyInput) { c.ConfigSignature.Model = "anthropic/claude-sonnet-4-5" },
-		"system prompt": func(c *cacheKeyInput) { c.ConfigSignature.SystemPrompt = "be brief" },
-		"variables":     func(c *cacheKeyInput) { c.VariableNames = []string{"password", "user"} },
+	for _, tc := range []struct {
+		name    string
+		change  func(o *Options, start, frame *string)
+		changes bool
+	}{
+		{"instruction", func(o *Options, _, _ *string) { o.Instruction = "sign out" }, true},
+		{"start url", func(_ *Options, s, _ *string) { *s += "?x" }, true},
+		{"frame", func(_ *Options, _, f *string) { *f = "F1" }, true},
+		{"mode", func(o *Options, _, _ *string) { o.Mode = ModeHybrid }, true},
+		{"max steps", func(o *Options, _, _ *string) { o.MaxSteps = 5 }, true},
+		{"highlight cursor", func(o *Options, _, _ *string) { o.HighlightCursor = true }, true},
+		{"system prompt", func(o *Options, _, _ *string) { o.SystemPrompt = "be brief" }, true},
+		{"variable names", func(o *Options, _, _ *string) { o.Variables["user"] = engine.Variable{Value: "ada"} }, true},
+		{"instruction's spaces", func(o *Options, _, _ *string) { o.Instruction = "sign in" }, false},
+		{"model", func(o *Options, _, _ *string) { o.Model = stubModel{"anthropic/claude-sonnet-4-5"} }, false},
+		{"execution model", func(o *Options, _, _ *string) { o.ExecutionModel = stubModel{"google/gemini-2.5-flash"} }, false},
+		{"variable values", func(o *Options, _, _ *string) {
+			o.Variables["password"] = engine.Variable{Value: "other", Description: "d"}
+		}, false},
+		{"tool timeout", func(o *Options, _, _ *string) { o.ToolTimeout = time.Second }, false},
 	} {
-		c := base
-		c.VariableNames = append([]string(nil), base.VariableNames...)
-		change(&c)
-		if cacheKey(c) == k {
-			t.Errorf("changing the %s leaves the key as it was", name)
+		o, s, f := base(), start, ""
+		tc.change(&o, &s, &f)
+		if got := cacheKey(keyInput(o, s, f)) != k; got != tc.changes {
+			t.Errorf("changing the %s: key changed %v, want %v", tc.name, got, tc.changes)
+		}
+	}
+}
+
+func TestCheckStep(t *testing.T) {
+	zero, big, ten := 0.0, int64(MaxWait+1), int64(10)
+	for _, tc := range []struct {
+		step cacheStep
+		ok   bool
+	}{
+		{cacheStep{Type: toolAct, Actions: []engine.Action{{Selector: "xpath=/a", Method: "click"}}}, true},
+		{cacheStep{Type: toolAct}, false},
+		{cacheStep{Type: toolFillForm, Actions: []engine.Action{{Selector: "xpath=/a"}}}, false},
+		{cacheStep{Type: toolGoto, URL: "http://127.0.0.1:8080/x", WaitUntil: "load"}, true},
+		{cacheStep{Type: toolGoto, URL: "file:///etc/passwd"}, false},
+		{cacheStep{Type: toolGoto, URL: "http://127.0.0.1/", WaitUntil: "never"}, false},
+		{cacheStep{Type: toolScroll, DeltaX: &zero, DeltaY: &zero, Anchor: &point{}}, true},
+		{cacheStep{Type: toolScroll, DeltaY: &zero}, false},
+		{cacheStep{Type: toolKeys, Method: "type", Text: "%password%", Times: 1}, true},
+		{cacheStep{Type: toolKeys, Method: "press", Keys: "Enter", Times: MaxKeyRepeat + 1}, false},
+		{cacheStep{Type: toolKeys, Method: "press", Times: 1}, false},
+		{cacheStep{Type: toolWait, TimeMs: &ten}, true},
+		{cacheStep{Type: toolWait, TimeMs: &big}, false},
+		{cacheStep{Type: toolNavBack}, true},
+		{cacheStep{Type: cacheNavForward}, true},
+		{cacheStep{Type: toolClickAndHold, Selector: "xpath=/a", DurationMs: 100}, true},
+		{cacheStep{Type: toolClickAndHold, DurationMs: 100}, false},
+		{cacheStep{Type: toolExtract}, false},
+	} {
+		if err := checkStep(tc.step); (err == nil) != tc.ok {
+			t.Errorf("checkStep(%+v) = %v, want ok %v", tc.step, err, tc.ok)
 		}
 	}
 }

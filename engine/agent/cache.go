@@ -28,8 +28,10 @@ import (
 	"github.com/browserfleet/browserfleet/engine"
 )
 
-// CacheEntryVersion is the version of the cache entry's format.
-const CacheEntryVersion = 1
+// CacheEntryVersion is the version of the cache entry's format. Version 2
+// keys a run by what it was asked, without its models (changing models
+// keeps the cache), and is what the replayer reads.
+const CacheEntryVersion = 2
 
 // cacheNavForward is the step of going forward in history, which only the
 // cua mode does.
@@ -114,13 +116,30 @@ type point struct {
 	Y float64 `json:"y"`
 }
 
-// cacheKeyInput is what the key hashes.
+// cacheKeyInput is what the key hashes: what the run was asked, known at
+// its start. The models are not in it: the steps a run recorded replay
+// whichever model would have run them.
 type cacheKeyInput struct {
-	Instruction     string          `json:"instruction"`
-	StartURL        string          `json:"startUrl"`
-	Options         cacheOptions    `json:"options"`
-	ConfigSignature configSignature `json:"configSignature"`
-	VariableNames   []string        `json:"variableNames"`
+	Version       int          `json:"version"`
+	Instruction   string       `json:"instruction"`
+	StartURL      string       `json:"startUrl"`
+	Options       cacheOptions `json:"options"`
+	SystemPrompt  string       `json:"systemPrompt"`
+	VariableNames []string     `json:"variableNames"`
+}
+
+// keyInput is the key's input of a run with opts (checked) starting at
+// startURL in frame.
+func keyInput(opts Options, startURL, frame string) cacheKeyInput {
+	return cacheKeyInput{
+		Version:     CacheEntryVersion,
+		Instruction: strings.TrimSpace(opts.Instruction),
+		StartURL:    startURL,
+		Options: cacheOptions{Mode: opts.Mode, MaxSteps: opts.MaxSteps, HighlightCursor: opts.HighlightCursor,
+			UseSearch: opts.Search != nil, FrameID: frame},
+		SystemPrompt:  opts.SystemPrompt,
+		VariableNames: variableNames(opts.Variables),
+	}
 }
 
 // cacheKey is the hex SHA-256 of the JSON of what produced a run.
@@ -146,13 +165,7 @@ func variableNames(vars map[string]engine.Variable) []string {
 
 // buildCacheEntry assembles the entry of a finished run.
 func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
-	in := cacheKeyInput{
-		Instruction:     strings.TrimSpace(r.opts.Instruction),
-		StartURL:        r.startURL,
-		Options:         cacheOptions{Mode: r.opts.Mode, MaxSteps: r.opts.MaxSteps, HighlightCursor: r.opts.HighlightCursor, UseSearch: r.opts.Search != nil, FrameID: r.e.Frame()},
-		ConfigSignature: r.signature,
-		VariableNames:   variableNames(r.opts.Variables),
-	}
+	in := r.key
 	steps := r.cached
 	if steps == nil {
 		steps = []cacheStep{}
@@ -162,7 +175,7 @@ func (r *run) buildCacheEntry(res *Result) (*CacheEntry, error) {
 		Instruction:     in.Instruction,
 		StartURL:        in.StartURL,
 		Options:         in.Options,
-		ConfigSignature: in.ConfigSignature,
+		ConfigSignature: r.signature,
 		VariableNames:   in.VariableNames,
 		Steps:           steps,
 		Result:          cacheResult{Success: res.Success, Message: res.Message, Completed: res.Completed, Output: res.Output},

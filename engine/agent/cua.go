@@ -59,12 +59,10 @@ type cuaRun struct {
 
 // runCUA runs the cua mode. Its options have been checked and defaulted as
 // the other modes' are.
-func runCUA(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
-	r, err := newRun(ctx, e, opts)
-	if err != nil {
-		return nil, err
-	}
-	c := &cuaRun{run: r}
+func runCUA(ctx context.Context, r *run) (*Result, error) {
+	opts := r.opts
+	// Replayed steps count as the actions they were.
+	c := &cuaRun{run: r, actions: r.replayed}
 	shot, err := c.screenshot(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -72,9 +70,10 @@ func runCUA(ctx context.Context, e *engine.Engine, opts Options) (*Result, error
 		}
 		return nil, fmt.Errorf("agent: the first screenshot: %w", err)
 	}
+	at, note := r.takeOver(ctx)
 	cu, err := opts.ComputerUse(llm.ComputerUseOptions{
 		Screen: llm.Size{Width: shot.Width, Height: shot.Height},
-		System: cuaSystemPrompt(opts.Variables, opts.MaxSteps, r.redact(r.startURL), opts.SystemPrompt, r.now()),
+		System: cuaSystemPrompt(opts.Variables, opts.MaxSteps, r.redact(at), opts.SystemPrompt, r.now()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: opening the computer-use conversation: %w", err)
@@ -83,7 +82,7 @@ func runCUA(ctx context.Context, e *engine.Engine, opts Options) (*Result, error
 	c.signature.Model = cu.Model()
 	c.log.Info("agent started", "maxSteps", opts.MaxSteps, "model", cu.Model(),
 		"screen", fmt.Sprintf("%dx%d", shot.Width, shot.Height), "space", fmt.Sprintf("%dx%d", c.space.Width, c.space.Height))
-	return c.loop(ctx, shot)
+	return c.loop(ctx, shot, note)
 }
 
 // screenshot captures the viewport within the bounds; the latest one is
@@ -105,10 +104,14 @@ func (c *cuaRun) screenshot(ctx context.Context) (*page.Screenshot, error) {
 	return nil, err
 }
 
-func (c *cuaRun) loop(ctx context.Context, shot *page.Screenshot) (*Result, error) {
+func (c *cuaRun) loop(ctx context.Context, shot *page.Screenshot, note string) (*Result, error) {
 	start := c.now()
 	u, _ := c.p.URL(ctx)
-	turn := llm.ComputerTurn{Text: c.opts.Instruction, Screenshot: shot.PNG, URL: c.redact(u)}
+	text := c.opts.Instruction
+	if note != "" {
+		text += "\n\n" + note
+	}
+	turn := llm.ComputerTurn{Text: text, Screenshot: shot.PNG, URL: c.redact(u)}
 	for {
 		step, err := c.cu.Step(ctx, turn)
 		if err != nil {
@@ -291,15 +294,6 @@ func (c *cuaRun) act(ctx context.Context, a llm.ComputerAction, reasoning string
 	c.log.Info("agent step", "index", index, "action", string(a.Type), "failed", failure != "", "timeMs", st.TimeMs)
 	c.report(st)
 	return failure, nil
-}
-
-// report keeps a step and tells Options.OnStep.
-func (c *cuaRun) report(st Step) {
-	index := len(c.steps)
-	c.steps = append(c.steps, st)
-	if c.opts.OnStep != nil {
-		c.opts.OnStep(index, st, c.usage)
-	}
 }
 
 // uncache notes that the step at index cannot be replayed, which leaves

@@ -257,8 +257,14 @@ func (r *run) act(ctx context.Context, args json.RawMessage, st *Step) (toolOutp
 	r.settle(ctx)
 	st.Action = res.Message
 	actions := replayable(res.Actions)
-	if res.Success {
+	switch {
+	case res.Success && res.Replayable:
 		r.record(cacheStep{Type: toolAct, Instruction: a.Action, Actions: actions})
+	case res.Success:
+		// Its element was in an iframe inside the engine's document, or
+		// a drop target named by snapshot id: the actions as reported
+		// would not redo it.
+		r.unreplayable(fmt.Sprintf("step %d (act) acted where its selector cannot find it again", len(r.steps)))
 	}
 	out := map[string]any{"success": res.Success, "description": res.ActionDescription, "message": res.Message}
 	if len(actions) > 0 {
@@ -400,6 +406,9 @@ func (r *run) fillForm(ctx context.Context, args json.RawMessage, st *Step) (too
 		if !res.Success {
 			ok = false
 			continue
+		}
+		if !res.Replayable {
+			r.unreplayable(fmt.Sprintf("step %d (fillForm) acted where its selector cannot find it again", len(r.steps)))
 		}
 		done = append(done, replayable(res.Actions)...)
 	}

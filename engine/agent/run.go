@@ -84,6 +84,12 @@ type run struct {
 	redactions []redaction
 	// signature names the models for the cache entry.
 	signature configSignature
+	// key is what the run was asked, for its cache key: made at the
+	// start, before any step.
+	key cacheKeyInput
+	// replayed counts the steps of r.steps a cache replay took before
+	// handing over to the live agent.
+	replayed int
 	// uncacheable, when set, says why the run's steps cannot be replayed:
 	// a successful run then returns no cache entry.
 	uncacheable string
@@ -174,15 +180,15 @@ func newRun(ctx context.Context, e *engine.Engine, opts Options) (*run, error) {
 		return nil, fmt.Errorf("agent: reading the start page: %w", err)
 	}
 	r.startURL = url
+	// Redacted, as every recorded text is: the key and the entry hold
+	// no variable's value, should the page's URL carry one.
+	r.key = keyInput(opts, r.redact(url), e.Frame())
 	return r, nil
 }
 
 // runTools runs the dom and hybrid modes.
-func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, error) {
-	r, err := newRun(ctx, e, opts)
-	if err != nil {
-		return nil, err
-	}
+func runTools(ctx context.Context, r *run) (*Result, error) {
+	opts := r.opts
 	r.exec = opts.ExecutionModel
 	if r.exec == nil {
 		r.exec = opts.Model
@@ -193,9 +199,14 @@ func runTools(ctx context.Context, e *engine.Engine, opts Options) (*Result, err
 	for _, t := range r.tools {
 		r.known[t.Name] = true
 	}
-	r.system = systemPrompt(opts.Mode, r.tools, opts.Variables, opts.MaxSteps, r.startURL, opts.SystemPrompt, r.now())
-	r.messages = []llm.Message{llm.UserMessage(llm.TextPart(opts.Instruction))}
-	r.log.Info("agent started", "maxSteps", opts.MaxSteps, "tools", len(r.tools))
+	at, note := r.takeOver(ctx)
+	r.system = systemPrompt(opts.Mode, r.tools, opts.Variables, opts.MaxSteps, at, opts.SystemPrompt, r.now())
+	first := []llm.Part{llm.TextPart(opts.Instruction)}
+	if note != "" {
+		first = append(first, llm.TextPart(note))
+	}
+	r.messages = []llm.Message{llm.UserMessage(first...)}
+	r.log.Info("agent started", "maxSteps", opts.MaxSteps, "tools", len(r.tools), "replayedSteps", r.replayed)
 	return r.loop(ctx)
 }
 
@@ -325,6 +336,24 @@ func (r *run) toolSteps() int {
 		}
 	}
 	return n
+}
+
+// unreplayable notes why the run's steps cannot be replayed, which leaves a
+// successful run without a cache entry; the first reason is kept.
+func (r *run) unreplayable(why string) {
+	if r.opts.ShouldCache && r.uncacheable == "" {
+		r.uncacheable = why
+	}
+}
+
+// report adds a step the run took without a tool call (the cua mode's
+// actions, a replayed step) and tells OnStep.
+func (r *run) report(st Step) {
+	index := len(r.steps)
+	r.steps = append(r.steps, st)
+	if r.opts.OnStep != nil {
+		r.opts.OnStep(index, st, r.usage)
+	}
 }
 
 // partial is what a run that ends on an error has done so far.

@@ -225,6 +225,22 @@ func (p *Page) MouseHold(ctx context.Context, x, y float64, d time.Duration) err
 // has applied a wheel scroll and the page has seen its scroll events.
 const jsTwoFrames = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`
 
+// HoldOn presses the left mouse button on el's centre (scrolled into
+// view) for d, as MouseHold does at a point: a click-and-hold replayed on
+// the element a recorded point named.
+func (p *Page) HoldOn(ctx context.Context, el *Element, d time.Duration) error {
+	ctx, release := withObjects(ctx)
+	defer func() { go release() }()
+	defer p.unhold(el.held)
+	p.inputMu.Lock()
+	x, y, err := p.point(context.WithValue(ctx, frontKey{}, new(bool)), el)
+	p.inputMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("hold on %s: %w", el, err)
+	}
+	return p.MouseHold(ctx, x, y, d)
+}
+
 // ScrollAt turns the mouse wheel over (x, y) by dx, dy CSS pixels
 // (positive dy scrolls down), so that whatever scroll container is under
 // the point scrolls, as a user's wheel does. It returns once the page has

@@ -43,7 +43,11 @@ const agentOp = "agentExecute"
 // (rpc.FlagSearchURL) refuses it with BAD_REQUEST, as it does with mode
 // cua, which runs the provider's loop and its tools only. req.FrameID
 // scopes the engine to a frame (see CheckAgent): one the page does not
-// have is a BAD_REQUEST before the run starts.
+// have is a BAD_REQUEST before the run starts. With req.ShouldCache and
+// req.Cache, the run goes through the runner's server-side cache (see
+// engine/agent's Options.Cache): an identical earlier run is replayed with
+// no model call, a successful one is stored, and the result's Cache says
+// which.
 func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTaskRequest, onStep AgentStepFunc) (*rpc.AgentResult, rpc.Usage, error) {
 	opts, err := a.agentOptions(p, req)
 	if err != nil {
@@ -94,6 +98,7 @@ func (a *Automation) Agent(ctx context.Context, p *chromium.Tab, req rpc.AgentTa
 		Completed: res.Completed,
 		Metadata:  res.Metadata,
 		Output:    res.Output,
+		Cache:     res.Cache,
 	}
 	if c := res.CacheEntry; c != nil {
 		out.CacheEntry = &rpc.AgentCacheEntry{CacheKey: c.Key, Entry: c.Entry}
@@ -162,6 +167,8 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 		ToolTimeout:     time.Duration(req.ToolTimeoutMs) * time.Millisecond,
 		HighlightCursor: req.HighlightCursor,
 		ShouldCache:     req.ShouldCache,
+		Cache:           a.cache,
+		CacheSetting:    req.Cache,
 		// Names the task, never its request: that holds secrets.
 		Logger: a.log.With("component", "agent", "task", req.UID),
 	}

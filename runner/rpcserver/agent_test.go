@@ -71,6 +71,13 @@ type agentFixture struct {
 // the session's model openai at a new scripted server.
 func newAgentFixture(t *testing.T, b *chromium.Browser, mutate func(*v1alpha1.BrowserSessionSpec)) *agentFixture {
 	t.Helper()
+	return newAgentFixtureWith(t, b, mutate, nil)
+}
+
+// newAgentFixtureWith is newAgentFixture with the runner's config changed
+// by configure (nil: as it is).
+func newAgentFixtureWith(t *testing.T, b *chromium.Browser, mutate func(*v1alpha1.BrowserSessionSpec), configure func(*config.Config)) *agentFixture {
+	t.Helper()
 	model := llmtest.NewServer(t)
 	cfg := runnertest.Config(func(s *v1alpha1.BrowserSessionSpec) {
 		s.Model = v1alpha1.ModelSpec{Name: modelNames[llmtest.OpenAI], BaseURL: model.BaseURL(llmtest.OpenAI)}
@@ -79,6 +86,9 @@ func newAgentFixture(t *testing.T, b *chromium.Browser, mutate func(*v1alpha1.Br
 		}
 	})
 	cfg.Secrets.ModelAPIKey = config.NewSecret(sessionModelKey)
+	if configure != nil {
+		configure(cfg)
+	}
 	log, buf := runnertest.Logger(t)
 	s := NewServer(ServerOptions{
 		Token:      config.NewSecret(runnertest.Token),

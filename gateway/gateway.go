@@ -474,5 +474,5 @@ func writeError(w http.ResponseWriter, err *Error) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(err.RetryAfter.Round(time.Second)/time.Second)))
 	}
 	w.WriteHeader(err.Status)
-	_ = json.NewEncoder(w).Encode(ErrorBody{Error: err.Message, Code: err.Code, ProviderStatus: err.ProviderStatus})
+	_ = json.NewEncoder(w).Encode(ErrorBody{Error: err.Message, Code: err.Code})
 }

@@ -238,7 +238,7 @@ func TestMetricsModelLabelBounded(t *testing.T) {
 func TestKeyRedactedScriptedAI(t *testing.T) {
 	g, srv, _ := newScriptedGateway(t, nil, "openai/gpt-4.1-mini", Budget{}, nil, nil)
 	// A provider that echoes the key in its error message.
-	srv.Enqueue(llmtest.Status(401).WithMessage("invalid key "+testKey))
+	srv.Enqueue(llmtest.Status(401).WithMessage("invalid key " + testKey))
 	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.Serve(w, r, "team-a") }))
 	defer h.Close()
 	ep, err := NewProjectEndpoint(h.URL, "project-key", nil)

@@ -200,7 +200,7 @@ func (c *Client) refused(resp *http.Response, data []byte) error {
 	if json.Unmarshal(data, &b) != nil || b.Code == "" {
 		return c.fail(0, fmt.Sprintf("the model gateway answered %s", resp.Status), nil)
 	}
-	e := &Error{Status: resp.StatusCode, Code: b.Code, Message: b.Error, ProviderStatus: b.ProviderStatus}
+	e := &Error{Status: resp.StatusCode, Code: b.Code, Message: b.Error}
 	switch b.Code {
 	case CodeModelError:
 		return c.fail(0, b.Error, e)

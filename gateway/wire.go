@@ -80,9 +80,6 @@ type ErrorBody struct {
 	Success bool   `json:"success"`
 	Error   string `json:"error"`
 	Code    string `json:"code"`
-	// ProviderStatus is the provider's HTTP status of a MODEL_ERROR, when
-	// it answered with one.
-	ProviderStatus int `json:"providerStatus,omitempty"`
 }
 
 // Request is llm.Request as JSON.

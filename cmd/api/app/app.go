@@ -49,6 +49,7 @@ import (
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
+	"github.com/browserfleet/browserfleet/store"
 )
 
 // Options configure the API pod. AddFlags binds the first group to
@@ -95,8 +96,10 @@ type Options struct {
 	// SearchMaxInFlight bounds the searches run at once.
 	SearchMaxInFlight int
 	// RunnerListenAddress serves runners the search relay, when a search
-	// provider is configured.
+	// provider is configured, and the model gateway, when one is.
 	RunnerListenAddress string
+	// Gateway configures the model gateway; no provider: none.
+	Gateway GatewayOptions
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -144,7 +147,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
 	o.Quota.AddFlags(fs)
-	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the search relay (only with --search-provider); open it to runner pods only")
+	o.Gateway.AddFlags(fs)
+	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the search relay (with --search-provider) and the model gateway (with a --gateway-<provider>-* flag); open it to runner pods only")
 	fs.StringVar(&o.Search.Provider, "search-provider", o.Search.Provider, "the agent's web search provider: brave or searxng; empty: none, and agentExecute refuses useSearch")
 	fs.StringVar(&o.Search.Endpoint, "search-endpoint", o.Search.Endpoint, "the provider's search URL (brave: default "+search.DefaultBraveEndpoint+"; searxng: the instance's /search URL, required)")
 	fs.StringVar(&o.SearchAPIKeyFile, "search-api-key-file", o.SearchAPIKeyFile, "file holding the provider's API key (brave's subscription token), a mounted Secret")
@@ -234,8 +238,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		if opts.RunnerListener != nil {
 			runnerAddr = opts.RunnerListener.Addr().String()
 		}
-		log.Info("serving runners the search relay", "address", runnerAddr, "provider", opts.Search.Provider)
-	} else {
+		log.Info("serving runners the search relay and the model gateway, those configured", "address", runnerAddr, "searchProvider", opts.Search.Provider)
+	}
+	if opts.Search.Provider == "" {
 		log.Info("no --search-provider: agents have no search tool, and agentExecute refuses useSearch")
 	}
 	if len(opts.ProjectNamespaces) == 0 {
@@ -320,6 +325,12 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 	if err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
+	// The embedded store: budgets are this replica's alone.
+	st := store.NewMemory(store.MemoryOptions{})
+	gw, err := newGateway(opts.Gateway, st, opts.Registry, opts.Logger.WithName("setup"))
+	if err != nil {
+		return nil, fmt.Errorf("setting up the model gateway: %w", err)
+	}
 	handler, err := server.New(server.Options{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
@@ -338,6 +349,8 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, opts Options) (*server.Se
 		Projects:           opts.ProjectNamespaces,
 		Search:             searcher,
 		SearchMaxInFlight:  opts.SearchMaxInFlight,
+		Store:              st,
+		Gateway:            gw,
 		TracerProvider:     opts.TracerProvider,
 	})
 	if err != nil {

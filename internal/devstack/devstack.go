@@ -136,6 +136,9 @@ type Options struct {
 	// runners' there. Empty: runners export nothing, and the API exports
 	// as this process's OTEL_* environment says.
 	OTLPEndpoint string
+	// Gateway, when set, runs the API with a model gateway (gateway.go).
+	// Default: none.
+	Gateway *Gateway
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.
@@ -156,6 +159,10 @@ type Stack struct {
 	// Options.RunnerBinary, or the copy of it in runnerCopy (see
 	// checkRunner).
 	runnerBinary, runnerCopy string
+	// runnerListener is the API's runner listener and servicesURL its
+	// address, with a Gateway; gatewayKey is the gateway's dev key.
+	runnerListener          net.Listener
+	servicesURL, gatewayKey string
 
 	// parts run in start order and stop in reverse.
 	parts      []*part
@@ -250,6 +257,9 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.prepareState(ctx); err != nil {
 		return err
 	}
+	if err := s.prepareGateway(); err != nil {
+		return err
+	}
 	if err := s.startKubelet(ctx); err != nil {
 		return err
 	}
@@ -334,6 +344,9 @@ func (s *Stack) stop() error {
 	if s.listener != nil {
 		// Serve closed it already, unless the API never started.
 		_ = s.listener.Close()
+	}
+	if s.runnerListener != nil {
+		_ = s.runnerListener.Close()
 	}
 	for _, f := range s.logFiles {
 		_ = f.Close()

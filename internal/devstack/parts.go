@@ -67,6 +67,7 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.ModelBaseURLs = s.opts.ModelBaseURLs
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
 	opts.Controllers.Runner.OTLPEndpoint = s.opts.OTLPEndpoint
+	opts.Controllers.Runner.ServicesURL = s.servicesURL
 	if s.opts.Quota != nil {
 		opts.Controllers.Quota = *s.opts.Quota
 	}
@@ -102,6 +103,7 @@ func (s *Stack) startAPI(ctx context.Context) error {
 	}
 	opts.Registry = s.registry
 	opts.Logger = s.log.WithName("api")
+	s.applyGateway(&opts)
 	var tp *sdktrace.TracerProvider
 	if s.opts.OTLPEndpoint != "" {
 		var err error

@@ -145,6 +145,9 @@ manager validates it again when it starts.
 {{- if .Values.search.provider }}
 {{- $_ := set $runner "searchURL" (include "browserfleet.searchRelayURL" .) }}
 {{- end }}
+{{- if include "browserfleet.gatewayEnabled" . }}
+{{- $_ := set $runner "servicesURL" (include "browserfleet.servicesURL" .) }}
+{{- end }}
 {{- if and .Values.tracing.endpoint .Values.tracing.runners }}
 {{- $_ := set $runner "otlpEndpoint" .Values.tracing.endpoint }}
 {{- end }}
@@ -215,4 +218,28 @@ seccompProfile:
 {{- else }}
 - "--metrics-bind-address=0"
 {{- end }}
+{{- end }}
+
+{{/*
+browserfleet.gatewayEnabled is "true" when a gateway provider has a
+Secret or a base URL, else empty.
+*/}}
+{{- define "browserfleet.gatewayEnabled" -}}
+{{- range $name, $p := .Values.gateway.providers }}{{ if or $p.existingSecret $p.baseURL }}true{{ end }}{{ end }}
+{{- end }}
+
+{{/*
+browserfleet.runnerListener is "true" when the API serves runners: the
+search relay or the model gateway.
+*/}}
+{{- define "browserfleet.runnerListener" -}}
+{{- if or .Values.search.provider (include "browserfleet.gatewayEnabled" .) }}true{{ end }}
+{{- end }}
+
+{{/*
+browserfleet.servicesURL is the API's runner listener, the runners'
+--services-url.
+*/}}
+{{- define "browserfleet.servicesURL" -}}
+{{- printf "http://%s-runners.%s.svc:%d" (include "browserfleet.apiName" .) .Release.Namespace (int .Values.search.runnerPort) }}
 {{- end }}

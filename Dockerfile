@@ -24,14 +24,17 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY api/ api/
+COPY cache/ cache/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY engine/ engine/
+COPY gateway/ gateway/
 COPY quota/ quota/
 COPY runner/ runner/
 COPY runnertoken/ runnertoken/
 COPY search/ search/
 COPY server/ server/
+COPY store/ store/
 COPY tracing/ tracing/
 # Static binaries: the controller image has no libc.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \

@@ -184,7 +184,7 @@ var _ = Describe("the model gateway", Ordered, func() {
 	})
 
 	// Last: it spends the project's budget.
-	It("answers an act over the project's budget 429 BUDGET_EXCEEDED, with no model call (scripted AI)", func() {
+	It("answers act, observe, extract, agentExecute and generate over the project's budget 429 BUDGET_EXCEEDED, with no model call (scripted AI)", func() {
 		id := startSession(`{}`, nil)
 		text := pageText(id)
 		model.Enqueue(actAnswer(elementID(text, "button: Sign up"), "click").WithUsage(budget, 1))
@@ -201,6 +201,17 @@ var _ = Describe("the model gateway", Ordered, func() {
 		r = call(http.MethodPost, "/v1/models/generate", `{"request": {"messages": [{"role": "user", "parts": [{"text": "x"}]}]}}`, nil)
 		Expect(r.Status).To(Equal(http.StatusTooManyRequests), "%s", r.Raw)
 		Expect(r.JSON()["code"]).To(Equal("BUDGET_EXCEEDED"))
+
+		for _, op := range []struct{ path, body string }{
+			{"observe", `{"instruction": "find the sign-up button"}`},
+			{"extract", `{"instruction": "the page's title"}`},
+			{"agentExecute", `{"agentConfig": {}, "executeOptions": {"instruction": "sign up", "maxSteps": 3}}`},
+		} {
+			r = call(http.MethodPost, "/v1/sessions/"+id+"/"+op.path, op.body, nil)
+			Expect(r.Status).To(Equal(http.StatusTooManyRequests), "%s: %s", op.path, r.Raw)
+			Expect(r.JSON()["code"]).To(Equal("BUDGET_EXCEEDED"), op.path)
+		}
+		Expect(model.Requests()).To(HaveLen(before), "no model call")
 	})
 })
 

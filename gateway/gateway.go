@@ -378,6 +378,10 @@ func (g *Gateway) failure(model string, err error) *Error {
 		if le.StatusCode == 0 && errors.Is(le.Err, context.DeadlineExceeded) {
 			return &Error{Status: http.StatusGatewayTimeout, Code: CodeTimeout, Message: g.redact(le.Error())}
 		}
+		if errors.Is(le.Err, llm.ErrInvalidRequest) {
+			// Refused before anything went on the wire: the caller's.
+			return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Message: "request: " + g.redact(le.Message)}
+		}
 		e := &Error{Status: http.StatusBadGateway, Code: CodeModelError, Message: g.redact(le.Error()), ProviderStatus: le.StatusCode}
 		if le.StatusCode == http.StatusBadRequest {
 			// The provider refused what the caller sent: its fault.

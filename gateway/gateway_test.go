@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -119,9 +120,10 @@ func ask(text string) GenerateRequest {
 func TestModelsScriptedAI(t *testing.T) {
 	g, srv, _ := newScriptedGateway(t, []string{"gpt-4.1-mini", "openai/gpt-4.1"}, "openai/gpt-4.1-mini", Budget{}, nil, nil)
 	tests := []struct {
-		model     string
-		wantModel string
-		wantCode  string
+		model      string
+		wantModel  string
+		wantCode   string
+		badRequest bool // a request llm refuses before it calls
 	}{
 		{model: "", wantModel: "openai/gpt-4.1-mini"},
 		{model: "auto", wantModel: "openai/gpt-4.1-mini"},
@@ -129,15 +131,19 @@ func TestModelsScriptedAI(t *testing.T) {
 		{model: "openai/gpt-5", wantCode: CodeModelNotAllowed},
 		{model: "anthropic/claude-sonnet-4-5", wantCode: CodeModelNotAllowed},
 		{model: "nope", wantCode: CodeBadRequest},
+		{model: "openai/gpt-4.1", wantCode: CodeBadRequest, badRequest: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.model, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%v", tt.model, tt.badRequest), func(t *testing.T) {
 			before := len(srv.Requests())
 			if tt.wantCode == "" {
 				srv.Enqueue(llmtest.Text("ok").WithUsage(10, 2))
 			}
 			req := ask("hello")
 			req.Model = tt.model
+			if tt.badRequest {
+				req.Request.ToolChoice = "sometimes"
+			}
 			resp, err := g.Generate(context.Background(), "team-a", req)
 			var gotCode, gotModel string
 			var e *Error

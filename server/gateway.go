@@ -17,9 +17,14 @@ limitations under the License.
 package server
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -43,7 +48,34 @@ func (s *server) generate(w http.ResponseWriter, r *http.Request, project apikey
 		writeError(w, http.StatusNotFound, CodeGatewayNotConfigured, "this deployment has no model gateway; call models with their own API keys")
 		return
 	}
-	s.opts.Gateway.Serve(w, r, project.Namespace)
+	s.serveGateway(w, r, project.Namespace)
+}
+
+// serveGateway runs the gateway's handler with the body's read bounded in
+// time, as readBody bounds other bodies (the gateway bounds its size). The
+// body is read here, and the deadline lifted, before the model is called:
+// net/http watches the connection for the caller going away while the
+// answer is prepared, and a deadline would cut a model call that takes
+// longer.
+func (s *server) serveGateway(w http.ResponseWriter, r *http.Request, project string) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout)); err != nil {
+		s.log.V(1).Info("cannot bound the body read", "error", err.Error())
+	}
+	// One byte over the bound lets the gateway answer 413.
+	body, err := io.ReadAll(io.LimitReader(r.Body, gateway.MaxRequestBytes+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", s.opts.BodyReadTimeout))
+		return
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidRequest, "reading the request body: "+err.Error())
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.opts.Gateway.Serve(w, r, project)
 }
 
 // registerRunnerGateway mounts the gateway on the runner listener, for
@@ -64,7 +96,7 @@ func (s *server) registerRunnerGateway(mux *http.ServeMux) bool {
 			return
 		}
 		ns, _, _ := strings.Cut(session, "/")
-		s.opts.Gateway.Serve(w, r, ns)
+		s.serveGateway(w, r, ns)
 	})
 	return true
 }

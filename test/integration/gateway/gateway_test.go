@@ -34,7 +34,9 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
+	"github.com/browserfleet/browserfleet/runner/rpc"
 )
 
 // actThroughGateway acts by instruction in session id, the scripted model
@@ -125,6 +127,15 @@ var _ = Describe("the model gateway", Ordered, func() {
 		Expect(reqs[0].Text).To(ContainSubstring("say hi"))
 
 		Expect(apiCallWithoutKey(body)).To(Equal(http.StatusUnauthorized))
+		By("the runner path takes a session's runner token only")
+		req, err := http.NewRequest(http.MethodPost, stack.ServicesURL()+gateway.RunnerPathGenerate, strings.NewReader(body))
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set(rpc.HeaderRunnerSession, stack.Namespace()+"/no-such-session")
+		req.Header.Set("Authorization", rpc.AuthorizationScheme+" not-a-token")
+		refused, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		_ = refused.Body.Close()
+		Expect(refused.StatusCode).To(Equal(http.StatusUnauthorized))
 		Expect(model.Requests()).To(HaveLen(before+1), "a refused call reaches no model")
 	})
 
@@ -148,7 +159,7 @@ var _ = Describe("the model gateway", Ordered, func() {
 		var sessions v1alpha1.BrowserSessionList
 		Expect(k8sClient.List(ctx, &sessions)).To(Succeed())
 		Expect(sessions.Items).NotTo(BeEmpty())
-		scanned := 0
+		scanned, logsScanned := 0, 0
 		for _, bs := range sessions.Items {
 			podKey := types.NamespacedName{Namespace: bs.Namespace, Name: v1alpha1.RunnerPodName(bs.Name)}
 			if pid, ok := stack.Kubelet().PID(podKey); ok {
@@ -168,9 +179,11 @@ var _ = Describe("the model gateway", Ordered, func() {
 			logs, err := os.ReadFile(stack.Kubelet().LogPath(podKey, "runner"))
 			if err == nil {
 				Expect(string(logs)).NotTo(ContainSubstring(key), "the runner log of session %s", bs.Name)
+				logsScanned++
 			}
 		}
 		Expect(scanned).To(BeNumerically(">", 0), "runner processes were scanned")
+		Expect(logsScanned).To(BeNumerically(">", 0), "runner logs were scanned")
 		lists := map[string]client.ObjectList{
 			"Events": &corev1.EventList{}, "Secrets": &corev1.SecretList{}, "Pods": &corev1.PodList{}, "ConfigMaps": &corev1.ConfigMapList{},
 			"BrowserSessions": &v1alpha1.BrowserSessionList{}, "AgentTasks": &v1alpha1.AgentTaskList{},

@@ -43,6 +43,7 @@ const (
 	CodeModelNotAllowed = "MODEL_NOT_ALLOWED" // 400: a model the operator does not offer
 	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE" // 413: over MaxRequestBytes
 	CodeBudgetExceeded  = "BUDGET_EXCEEDED"   // 429: the project's budget is spent
+	CodeBusy            = "GATEWAY_BUSY"      // 429: MaxInFlight calls run
 	CodeModelError      = "MODEL_ERROR"       // 502: the provider failed the call
 	CodeTimeout         = "TIMEOUT"           // 504: the provider did not answer in time
 	CodeNotConfigured   = "GATEWAY_NOT_CONFIGURED"
@@ -59,6 +60,9 @@ const (
 	// MinBudgetWindow bounds Budget.Window from below: a counter per
 	// window lives in the store.
 	MinBudgetWindow = time.Minute
+	// DefaultMaxInFlight bounds the calls the gateway runs at once, and
+	// so the request bodies it holds (MaxRequestBytes each).
+	DefaultMaxInFlight = 64
 	// maxClients bounds the provider clients kept for reuse, for a
 	// provider that allows any of its models.
 	maxClients = 64
@@ -117,6 +121,9 @@ type Options struct {
 	Logger logr.Logger
 	// Now is the clock of budget windows; nil is time.Now.
 	Now func() time.Time
+	// MaxInFlight bounds the calls Serve runs at once; more are refused
+	// with CodeBusy. Zero is DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 // Gateway forwards model calls to the operator's providers.
@@ -128,6 +135,9 @@ type Gateway struct {
 	allowed map[string]bool
 	// secrets are redacted from every message the gateway sends.
 	secrets []string
+
+	// slots holds a token per call Serve runs.
+	slots chan struct{}
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
@@ -147,13 +157,16 @@ func New(opts Options) (*Gateway, error) {
 	if opts.Budget.Window == 0 {
 		opts.Budget.Window = DefaultBudgetWindow
 	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
 	if err := opts.Budget.validate(); err != nil {
 		return nil, err
 	}
 	if opts.Budget.active() && opts.Store == nil {
 		return nil, errors.New("gateway: a budget needs a Store")
 	}
-	g := &Gateway{opts: opts, providers: map[string]*Provider{}, allowed: map[string]bool{}, clients: map[string]llm.Client{}}
+	g := &Gateway{opts: opts, providers: map[string]*Provider{}, allowed: map[string]bool{}, clients: map[string]llm.Client{}, slots: make(chan struct{}, opts.MaxInFlight)}
 	for i := range opts.Providers {
 		p := opts.Providers[i]
 		p.Name = strings.ToLower(strings.TrimSpace(p.Name))

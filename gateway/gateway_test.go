@@ -325,3 +325,45 @@ func TestNewRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestServeBusyScriptedAI: past MaxInFlight calls at once, Serve refuses
+// with 429 GATEWAY_BUSY before it reads the body or calls the model.
+func TestServeBusyScriptedAI(t *testing.T) {
+	g, srv, _ := newScriptedGateway(t, nil, "openai/gpt-4.1-mini", Budget{}, nil, nil)
+	g.slots = make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv.Enqueue(llmtest.Text("slow").WithRelease(release))
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.Serve(w, r, "team-a") }))
+	defer h.Close()
+	ep, err := NewProjectEndpoint(h.URL, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.Request{Messages: []llm.Message{llm.UserMessage(llm.TextPart("x"))}}
+	first := make(chan error, 1)
+	go func() {
+		_, err := ep.Client("").Generate(context.Background(), req)
+		first <- err
+	}()
+	// The first call holds the one slot until released: wait until the
+	// model has it.
+	for len(srv.Requests()) == 0 {
+		select {
+		case err := <-first:
+			t.Fatalf("the first call ended early: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_, err = ep.Client("").Generate(context.Background(), req)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeBusy || e.Status != http.StatusTooManyRequests {
+		t.Errorf("a call past the bound: got %v, want 429 %s", err, CodeBusy)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("the first call: %v", err)
+	}
+	if got := len(srv.Requests()); got != 1 {
+		t.Errorf("the model got %d requests, want 1", got)
+	}
+}

@@ -43,6 +43,16 @@ func (g *Gateway) Serve(w http.ResponseWriter, r *http.Request, project string) 
 		writeError(w, refuse(http.StatusMethodNotAllowed, CodeBadRequest, "the model gateway takes POST"))
 		return
 	}
+	select {
+	case g.slots <- struct{}{}:
+		defer func() { <-g.slots }()
+	default:
+		e := refuse(http.StatusTooManyRequests, CodeBusy, "the model gateway runs as many calls as it may at once (%d); retry shortly", cap(g.slots))
+		e.RetryAfter = time.Second
+		g.opts.Metrics.observe(project, "other", e.Code)
+		writeError(w, e)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
 	var tooLarge *http.MaxBytesError
 	switch {

@@ -64,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 var outcomes = map[string]bool{
 	OutcomeSuccess: true, CodeBadRequest: true, CodeModelNotAllowed: true, CodeBudgetExceeded: true,
-	CodeModelError: true, CodeTimeout: true, CodePayloadTooLarge: true, CodeUnauthorized: true,
+	CodeModelError: true, CodeTimeout: true, CodePayloadTooLarge: true, CodeUnauthorized: true, CodeBusy: true,
 }
 
 func (m *Metrics) project(p string) string {

@@ -46,6 +46,8 @@ type GatewayOptions struct {
 	BudgetWindow time.Duration
 	// ProjectBudgets override BudgetTokens by namespace.
 	ProjectBudgets map[string]int64
+	// MaxInFlight bounds the calls the gateway runs at once.
+	MaxInFlight int
 }
 
 // GatewayProvider is one provider's flags.
@@ -67,6 +69,7 @@ func (o *GatewayOptions) AddFlags(fs *flag.FlagSet) {
 		fs.StringVar(&p.BaseURL, "gateway-"+name+"-base-url", "", "the gateway's "+name+" endpoint (an OpenAI-compatible server for openai); empty: the provider's own")
 		fs.StringVar(&p.Models, "gateway-"+name+"-models", "", "comma list of the "+name+" models the gateway offers; empty: any")
 	}
+	fs.IntVar(&o.MaxInFlight, "gateway-max-in-flight", gateway.DefaultMaxInFlight, "model calls the gateway runs at once, across every caller; more are refused with 429 GATEWAY_BUSY")
 	fs.StringVar(&o.DefaultModel, "gateway-default-model", "", "provider/model the model auto means (a session started without a model); empty: auto is refused")
 	fs.Int64Var(&o.BudgetTokens, "gateway-budget-tokens", 0, "tokens each project may spend through the gateway per --gateway-budget-window; 0: no budget")
 	fs.DurationVar(&o.BudgetWindow, "gateway-budget-window", gateway.DefaultBudgetWindow, fmt.Sprintf("the period budgets count over, from the Unix epoch; at least %s", gateway.MinBudgetWindow))
@@ -134,6 +137,7 @@ func newGateway(o GatewayOptions, st store.Store, reg prometheus.Registerer, log
 		Store:        st,
 		Metrics:      m,
 		Logger:       log.WithName("gateway"),
+		MaxInFlight:  o.MaxInFlight,
 	})
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ COPY cache/ cache/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY engine/ engine/
+COPY gateway/ gateway/
 COPY quota/ quota/
 COPY runner/ runner/
 COPY runnertoken/ runnertoken/

@@ -65,9 +65,11 @@ type RunnerConfig struct {
 	Tolerations      []corev1.Toleration
 	RuntimeClassName string
 	// ModelBaseURLs are the endpoints runners use, by provider, for a
-	// session whose model names none: a model gateway, or a self-hosted
-	// OpenAI-compatible server (vLLM, Ollama, LiteLLM) in place of the
-	// provider's own API.
+	// session whose model names none: a self-hosted OpenAI-compatible
+	// server (vLLM, Ollama, LiteLLM) or a proxy in place of the provider's
+	// own API. With ServicesURL set they apply only to sessions with a key,
+	// headers or auth of their own: the others go through the API's model
+	// gateway.
 	ModelBaseURLs map[string]string
 	// AllowedExecutables are the browser binaries of the runner image a
 	// session's launchOptions.executablePath may name. The manager fails a
@@ -154,6 +156,12 @@ func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha
 	if out.Model.BaseURL != "" || len(cfg.ModelBaseURLs) == 0 {
 		return out
 	}
+	if cfg.ServicesURL != "" && !hasOwnCredentials(&out.Model) {
+		// The runner calls such a model through the API's model gateway
+		// (docs/gateway.md), whose own base URLs say where it goes; an
+		// endpoint here would make it call the provider without a key.
+		return out
+	}
 	provider := out.Model.Provider
 	if provider == "" {
 		provider, _, _ = strings.Cut(out.Model.Name, "/")
@@ -162,6 +170,13 @@ func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha
 		out.Model.BaseURL = endpoint
 	}
 	return out
+}
+
+// hasOwnCredentials reports whether a session's model brings a key,
+// headers or auth of its own, so that its runner calls the provider
+// itself rather than through the model gateway.
+func hasOwnCredentials(m *v1alpha1.ModelSpec) bool {
+	return m.APIKeySecretRef != nil || m.HeadersSecretRef != nil || len(m.Headers) > 0 || m.Auth != nil
 }
 
 // Volumes of the runner pod that carry its secrets (runner/rpc's contract).

@@ -231,28 +231,51 @@ func TestEffectiveSpecModelBaseURL(t *testing.T) {
 		{"the session's own endpoint wins", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", BaseURL: "https://mine.example/v1"}, "https://mine.example/v1"},
 		{"another provider", v1alpha1.ModelSpec{Name: "anthropic/claude-sonnet-4-5"}, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			session := wrappers.MakeBrowserSession("s", "ns").Obj()
-			session.Spec.Model = tc.model
-			orig := session.DeepCopy()
-			pod, err := constructRunnerPod(session, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var spec v1alpha1.BrowserSessionSpec
-			for _, e := range pod.Spec.Containers[0].Env {
-				if e.Name == rpc.EnvSession {
-					if err := json.Unmarshal([]byte(e.Value), &spec); err != nil {
-						t.Fatal(err)
-					}
+		checkRunnerModelEndpoint(t, tc.name, cfg, tc.model, tc.want)
+	}
+	// With the API's runner listener, a session without credentials of
+	// its own goes through the model gateway: no endpoint for it.
+	gw := RunnerConfig{ModelBaseURLs: cfg.ModelBaseURLs, ServicesURL: "http://api-runners:8001"}
+	key := &v1alpha1.SecretKeyReference{Name: "k", Key: "key"}
+	for _, tc := range []struct {
+		name  string
+		model v1alpha1.ModelSpec
+		want  string
+	}{
+		{"gateway: no key", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"}, ""},
+		{"gateway: auto", v1alpha1.ModelSpec{Name: "auto"}, ""},
+		{"gateway: a key of its own", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", APIKeySecretRef: key}, "http://vllm:8000/v1"},
+		{"gateway: headers of its own", v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini", Headers: map[string]string{"X-Team": "a"}}, "http://vllm:8000/v1"},
+	} {
+		checkRunnerModelEndpoint(t, tc.name, gw, tc.model, tc.want)
+	}
+}
+
+// checkRunnerModelEndpoint checks the model endpoint the runner of a
+// session with model gets, and that the session itself is left as it was.
+func checkRunnerModelEndpoint(t *testing.T, name string, cfg RunnerConfig, model v1alpha1.ModelSpec, want string) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		session := wrappers.MakeBrowserSession("s", "ns").Obj()
+		session.Spec.Model = model
+		orig := session.DeepCopy()
+		pod, err := constructRunnerPod(session, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec v1alpha1.BrowserSessionSpec
+		for _, e := range pod.Spec.Containers[0].Env {
+			if e.Name == rpc.EnvSession {
+				if err := json.Unmarshal([]byte(e.Value), &spec); err != nil {
+					t.Fatal(err)
 				}
 			}
-			if diff := cmp.Diff(tc.want, spec.Model.BaseURL); diff != "" {
-				t.Errorf("runner's model endpoint (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(orig, session); diff != "" {
-				t.Errorf("the session changed (-before +after):\n%s", diff)
-			}
-		})
-	}
+		}
+		if diff := cmp.Diff(want, spec.Model.BaseURL); diff != "" {
+			t.Errorf("runner's model endpoint (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(orig, session); diff != "" {
+			t.Errorf("the session changed (-before +after):\n%s", diff)
+		}
+	})
 }

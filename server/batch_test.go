@@ -46,9 +46,9 @@ var _ = Describe("POST /v1/sessions/{id}/batch", func() {
 			`{"input": 1, "timeout": 600001, "metrics": {"actPromptTokens": 1, "bogus": 2}, "model": "gpt"}`, nil)
 		Expect(st).To(Equal(http.StatusBadRequest), "%s", raw)
 		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"INVALID_REQUEST",
-			"error":"invalid request body: metrics.bogus: unknown field; model: must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini; source: is required; timeout: must be at most 600000",
+			"error":"invalid request body: metrics.bogus: unknown field; model: must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model); source: is required; timeout: must be at most 600000",
 			"issues":[{"path":"metrics.bogus","message":"unknown field"},
-				{"path":"model","message":"must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini"},
+				{"path":"model","message":"must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model)"},
 				{"path":"source","message":"is required"},{"path":"timeout","message":"must be at most 600000"}]}`))
 		conforms(st, raw)
 	})

@@ -55,6 +55,11 @@ func TestFailOperation(t *testing.T) {
 			body:   `{"success":false,"error":"the egress policy refuses connections to 10.0.0.1 (a private address)","code":"EGRESS_DENIED"}`,
 		},
 		{
+			err:    rpc.Errorf(rpc.CodeBudgetExceeded, "the project team-a has spent its model gateway budget"),
+			status: http.StatusTooManyRequests,
+			body:   `{"success":false,"error":"the project team-a has spent its model gateway budget","code":"BUDGET_EXCEEDED"}`,
+		},
+		{
 			err:    rpc.Errorf(rpc.CodeBrowserStarting, "the browser is starting"),
 			status: http.StatusConflict,
 			body:   `{"success":false,"error":"the browser is starting","code":"SESSION_NOT_READY"}`,

@@ -33,8 +33,9 @@ import (
 
 // RunnerHandler serves runners what the operator provides them without
 // handing them its credentials: the server-side cache's pair
-// (cache.RunnerPathGet, cache.RunnerPathSet), always, and the agent's web
-// search (search.RelayPath) when Options.Search is set. The API pod serves
+// (cache.RunnerPathGet, cache.RunnerPathSet), always, the model gateway
+// (gateway.RunnerPathGenerate) when Options.Gateway is set, and the agent's
+// web search (search.RelayPath) when Options.Search is. The API pod serves
 // it on a listener of its own (cmd/api --runner-listen-address), apart
 // from the /v1 API, so that a NetworkPolicy can open it to runner pods
 // only. Every path takes a runner's session token (forRunners).
@@ -59,6 +60,7 @@ func (x *Server) RunnerHandler() (http.Handler, error) {
 		}
 		mux.Handle(search.RelayPath, s.forRunners(relay))
 	}
+	s.registerRunnerGateway(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such path")
 	})

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server/apikey"
@@ -125,6 +126,9 @@ type Options struct {
 	// SearchMaxInFlight bounds the searches the relay runs at once; zero
 	// is search.DefaultMaxInFlight.
 	SearchMaxInFlight int
+	// Gateway is the model gateway, served at /v1/models/generate and on
+	// the runner listener; nil: none, and a start must name a model.
+	Gateway *gateway.Gateway
 	// TracerProvider makes a server span of each /v1 call, continuing the
 	// caller's traceparent; the runner call it makes carries it on. nil:
 	// no spans (tracing.go).
@@ -132,7 +136,7 @@ type Options struct {
 	// Store holds the server-side cache's entries (per project) and the
 	// gateway's budgets: store.Redis, shared by every replica, or the
 	// embedded store.Memory. nil: no server-side cache (every call is
-	// DISABLED).
+	// DISABLED), and the gateway's budgets are not counted.
 	Store store.Store
 	// ManagedCache are the server-side cache's project defaults
 	// (cache_setting.go).
@@ -279,6 +283,7 @@ func (s *server) register() {
 	s.handle("GET "+CDPPathPattern, s.cdp)
 	s.handle("GET /v1/openapi.json", s.openapi)
 	s.registerCache()
+	s.registerGateway()
 	s.mux.HandleFunc("/", s.fallback) // not a route: the JSON 404 and 405
 }
 

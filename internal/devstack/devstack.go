@@ -145,6 +145,9 @@ type Options struct {
 	// CacheEnabled is the API's --cache-enabled: the cache is on for
 	// calls that do not say.
 	CacheEnabled bool
+	// Gateway, when set, runs the API with a model gateway (gateway.go).
+	// Default: none.
+	Gateway *Gateway
 }
 
 // Stack is a running dev stack. Make one with Start, end it with Stop.
@@ -171,6 +174,8 @@ type Stack struct {
 	// Options.RunnerBinary, or the copy of it in runnerCopy (see
 	// checkRunner).
 	runnerBinary, runnerCopy string
+	// gatewayKey is the dev key of Options.Gateway's providers.
+	gatewayKey string
 
 	// parts run in start order and stop in reverse.
 	parts      []*part
@@ -263,6 +268,9 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	if err := s.prepareState(ctx); err != nil {
+		return err
+	}
+	if err := s.prepareGateway(); err != nil {
 		return err
 	}
 	if err := s.startKubelet(ctx); err != nil {

@@ -107,6 +107,7 @@ func (s *Stack) startAPI(ctx context.Context) error {
 	}
 	opts.Registry = s.registry
 	opts.Logger = s.log.WithName("api")
+	s.applyGateway(&opts)
 	var tp *sdktrace.TracerProvider
 	if s.opts.OTLPEndpoint != "" {
 		var err error

@@ -217,6 +217,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/readyz"},
 		{"POST", "/v1/cache/get"},
 		{"POST", "/v1/cache/set"},
+		{"POST", "/v1/models/generate"},
 		{"GET", "/v1/openapi.json"},
 		{"GET", "/v1/sessions"},
 		{"POST", "/v1/sessions/start"},

@@ -253,3 +253,11 @@ seccompProfile:
 - "--metrics-bind-address=0"
 {{- end }}
 {{- end }}
+
+{{/*
+browserfleet.gatewayEnabled is "true" when a gateway provider has a
+Secret or a base URL, else empty.
+*/}}
+{{- define "browserfleet.gatewayEnabled" -}}
+{{- range $name, $p := .Values.gateway.providers }}{{ if or $p.existingSecret $p.baseURL }}true{{ end }}{{ end }}
+{{- end }}

@@ -96,8 +96,9 @@ type Options struct {
 	SearchAPIKeyFile string
 	// SearchMaxInFlight bounds the searches run at once.
 	SearchMaxInFlight int
-	// RunnerListenAddress serves runners the server-side cache and, when a
-	// search provider is configured, the search relay.
+	// RunnerListenAddress serves runners the server-side cache, the model
+	// gateway (when configured) and the search relay (when a search
+	// provider is).
 	RunnerListenAddress string
 	// CacheRedisAddress is the Redis (or Valkey) of the server-side cache
 	// and the gateway's budgets, host:port; empty: the embedded store,
@@ -114,6 +115,8 @@ type Options struct {
 	// CacheTTL is an entry's life after its last write, MinCacheTTL to
 	// MaxCacheTTL.
 	CacheTTL time.Duration
+	// Gateway configures the model gateway; no provider: none.
+	Gateway GatewayOptions
 
 	// Listener, when set, is served instead of listening on ListenAddress:
 	// the dev stack binds its port before anything else starts.
@@ -173,7 +176,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.CDPURLTTL, "cdp-url-ttl", o.CDPURLTTL, "how long a cdpUrl may be used to connect (never past its session's expiry)")
 	fs.StringVar(&o.PublicURL, "public-url", o.PublicURL, "base URL clients reach the API at, for cdpUrl (e.g. https://browserfleet.example.com); empty: the host of each request")
 	o.Quota.AddFlags(fs)
-	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the server-side cache and the search relay (with --search-provider); open it to runner pods only")
+	o.Gateway.AddFlags(fs)
+	fs.StringVar(&o.RunnerListenAddress, "runner-listen-address", o.RunnerListenAddress, "address serving runners the server-side cache, the model gateway (with a --gateway-<provider>-* flag) and the search relay (with --search-provider); open it to runner pods only")
 	fs.StringVar(&o.CacheRedisAddress, "cache-redis-address", o.CacheRedisAddress, "host:port of the Redis (or Valkey) holding the server-side cache and the gateway's budgets, shared by every API replica; empty: an embedded store in this process, not shared with other replicas")
 	fs.StringVar(&o.CacheRedisPasswordFile, "cache-redis-password-file", o.CacheRedisPasswordFile, "file holding the Redis password (a mounted Secret); empty: none")
 	fs.BoolVar(&o.CacheEnabled, "cache-enabled", o.CacheEnabled, "serve act, observe, extract and agent replays from the server-side cache for calls and sessions that do not say (the project default); off, a call turns it on with options.cache")
@@ -360,6 +364,10 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, st store.Store, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
+	gw, err := newGateway(opts.Gateway, st, opts.Registry, opts.Logger.WithName("setup"))
+	if err != nil {
+		return nil, fmt.Errorf("setting up the model gateway: %w", err)
+	}
 	handler, err := server.New(server.Options{
 		Client:        mgr.GetClient(),
 		APIReader:     mgr.GetAPIReader(),
@@ -378,6 +386,7 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, st store.Store, opts Opti
 		Projects:           opts.ProjectNamespaces,
 		Search:             searcher,
 		SearchMaxInFlight:  opts.SearchMaxInFlight,
+		Gateway:            gw,
 		TracerProvider:     opts.TracerProvider,
 		Store:              st,
 		ManagedCache: server.ManagedCacheOptions{

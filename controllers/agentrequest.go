@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,7 +110,7 @@ func agentRequest(ctx context.Context, reader client.Reader, task *v1alpha1.Agen
 // cache.DefaultThreshold.
 func agentCacheSetting(task, session *v1alpha1.CacheSpec) *cache.Setting {
 	var enabled *bool
-	var threshold *int32
+	var threshold int32
 	for _, c := range []*v1alpha1.CacheSpec{task, session} {
 		if c == nil {
 			continue
@@ -117,14 +118,14 @@ func agentCacheSetting(task, session *v1alpha1.CacheSpec) *cache.Setting {
 		if enabled == nil {
 			enabled = c.Enabled
 		}
-		if threshold == nil {
+		if threshold == 0 {
 			threshold = c.Threshold
 		}
 	}
 	if !ptr.Deref(enabled, false) {
 		return nil
 	}
-	t := int64(ptr.Deref(threshold, cache.DefaultThreshold))
+	t := int64(cmp.Or(threshold, cache.DefaultThreshold))
 	// The CRD bounds it; an object written before that bound stays served.
 	t = min(max(t, 1), cache.MaxThreshold)
 	return &cache.Setting{Threshold: t}

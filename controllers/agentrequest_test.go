@@ -30,7 +30,7 @@ import (
 )
 
 func TestAgentCacheSetting(t *testing.T) {
-	spec := func(enabled *bool, threshold *int32) *v1alpha1.CacheSpec {
+	spec := func(enabled *bool, threshold int32) *v1alpha1.CacheSpec {
 		return &v1alpha1.CacheSpec{Enabled: enabled, Threshold: threshold}
 	}
 	on, off := ptr.To(true), ptr.To(false)
@@ -40,14 +40,14 @@ func TestAgentCacheSetting(t *testing.T) {
 		want          *cache.Setting
 	}{
 		{"neither says: off", nil, nil, nil},
-		{"enabled unset is off: the manager cannot see the project default", spec(nil, ptr.To[int32](3)), nil, nil},
-		{"the task's", spec(on, ptr.To[int32](3)), nil, &cache.Setting{Threshold: 3}},
-		{"the task's, the default threshold", spec(on, nil), nil, &cache.Setting{Threshold: cache.DefaultThreshold}},
-		{"the session's", nil, spec(on, ptr.To[int32](2)), &cache.Setting{Threshold: 2}},
-		{"the task turns the session's off", spec(off, nil), spec(on, ptr.To[int32](2)), nil},
-		{"the task turns it on, the session's threshold", spec(on, nil), spec(off, ptr.To[int32](5)), &cache.Setting{Threshold: 5}},
-		{"the task's threshold wins", spec(nil, ptr.To[int32](7)), spec(on, ptr.To[int32](2)), &cache.Setting{Threshold: 7}},
-		{"an out-of-bounds threshold is bounded", spec(on, ptr.To[int32](5000)), nil, &cache.Setting{Threshold: cache.MaxThreshold}},
+		{"enabled unset is off: the manager cannot see the project default", spec(nil, 3), nil, nil},
+		{"the task's", spec(on, 3), nil, &cache.Setting{Threshold: 3}},
+		{"the task's, the default threshold", spec(on, 0), nil, &cache.Setting{Threshold: cache.DefaultThreshold}},
+		{"the session's", nil, spec(on, 2), &cache.Setting{Threshold: 2}},
+		{"the task turns the session's off", spec(off, 0), spec(on, 2), nil},
+		{"the task turns it on, the session's threshold", spec(on, 0), spec(off, 5), &cache.Setting{Threshold: 5}},
+		{"the task's threshold wins", spec(nil, 7), spec(on, 2), &cache.Setting{Threshold: 7}},
+		{"an out-of-bounds threshold is bounded", spec(on, 5000), nil, &cache.Setting{Threshold: cache.MaxThreshold}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -364,7 +364,7 @@ func cacheSpecOf(set *cache.Setting) *v1alpha1.CacheSpec {
 		return &v1alpha1.CacheSpec{Enabled: ptr.To(false)}
 	}
 	t := int32(min(max(set.Threshold, 1), cache.MaxThreshold)) //nolint:gosec // bounded just here
-	return &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: &t}
+	return &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: t}
 }
 
 // cacheAsked says whether the task's run looked the cache up: shouldCache

@@ -38,8 +38,8 @@ func TestAgentCacheSpec(t *testing.T) {
 		asked       bool
 	}{
 		{"off", nil, true, &v1alpha1.CacheSpec{Enabled: ptr.To(false)}, false},
-		{"on", &cache.Setting{Threshold: 3}, true, &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: ptr.To[int32](3)}, true},
-		{"on without shouldCache", &cache.Setting{Threshold: 1}, false, &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: ptr.To[int32](1)}, false},
+		{"on", &cache.Setting{Threshold: 3}, true, &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: 3}, true},
+		{"on without shouldCache", &cache.Setting{Threshold: 1}, false, &v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: 1}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -82,8 +82,8 @@ func resolveCache(bypass []string, call *serverv1.CacheOption, session *v1alpha1
 		if session.Enabled != nil {
 			enabled = *session.Enabled
 		}
-		if session.Threshold != nil {
-			threshold = int64(*session.Threshold)
+		if session.Threshold > 0 {
+			threshold = int64(session.Threshold)
 		}
 	}
 	if call != nil {

@@ -17,6 +17,7 @@ limitations under the License.
 package server
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -61,14 +62,14 @@ func TestResolveCache(t *testing.T) {
 		{name: "call false over project on", project: on, call: &serverv1.CacheOption{}},
 		{name: "call true over project off takes the project threshold", project: ManagedCacheOptions{Threshold: 7}, call: &serverv1.CacheOption{Enabled: true}, want: setting(7)},
 		{name: "call threshold", project: off, call: &serverv1.CacheOption{Enabled: true, Threshold: 3}, want: setting(3)},
-		{name: "call true takes the session threshold", project: on, session: &v1alpha1.CacheSpec{Threshold: ptr.To[int32](9)},
+		{name: "call true takes the session threshold", project: on, session: &v1alpha1.CacheSpec{Threshold: 9},
 			call: &serverv1.CacheOption{Enabled: true}, want: setting(9)},
 		{name: "call true over session off", project: on, session: &v1alpha1.CacheSpec{Enabled: ptr.To(false)},
 			call: &serverv1.CacheOption{Enabled: true}, want: setting(4)},
 		{name: "session on over project off", project: off, session: &v1alpha1.CacheSpec{Enabled: ptr.To(true)}, want: setting(1)},
 		{name: "session off over project on", project: on, session: &v1alpha1.CacheSpec{Enabled: ptr.To(false)}},
-		{name: "session threshold, enabled unset: the project's", project: on, session: &v1alpha1.CacheSpec{Threshold: ptr.To[int32](2)}, want: setting(2)},
-		{name: "session threshold, enabled unset, project off", project: off, session: &v1alpha1.CacheSpec{Threshold: ptr.To[int32](2)}},
+		{name: "session threshold, enabled unset: the project's", project: on, session: &v1alpha1.CacheSpec{Threshold: 2}, want: setting(2)},
+		{name: "session threshold, enabled unset, project off", project: off, session: &v1alpha1.CacheSpec{Threshold: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestResolveCache(t *testing.T) {
 func TestCacheSetting(t *testing.T) {
 	s := &server{opts: Options{Store: store.NewMemory(store.MemoryOptions{}), ManagedCache: ManagedCacheOptions{Threshold: 5}}}
 	bs := &v1alpha1.BrowserSession{Spec: v1alpha1.BrowserSessionSpec{Cache: &v1alpha1.CacheSpec{Enabled: ptr.To(true)}}}
-	r := httptest.NewRequest("POST", "/v1/sessions/x/act", nil)
+	r := httptest.NewRequest(http.MethodPost, "/v1/sessions/x/act", nil)
 	got, issue := s.cacheSetting(r, nil, bs)
 	if diff := cmp.Diff(&cache.Setting{Threshold: 5}, got); diff != "" || issue != nil {
 		t.Errorf("setting (-want +got):\n%s (issue %v)", diff, issue)

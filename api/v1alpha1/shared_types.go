@@ -229,5 +229,5 @@ type CacheSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
-	Threshold *int32 `json:"threshold,omitempty"`
+	Threshold int32 `json:"threshold,omitempty"`
 }

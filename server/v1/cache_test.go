@@ -124,7 +124,7 @@ func TestCacheOptionSpec(t *testing.T) {
 		{`{"modelName":"openai/gpt-4o"}`, nil},
 		{`{"modelName":"openai/gpt-4o","cache":true}`, &v1alpha1.CacheSpec{Enabled: ptr(true)}},
 		{`{"modelName":"openai/gpt-4o","cache":false}`, &v1alpha1.CacheSpec{Enabled: ptr(false)}},
-		{`{"modelName":"openai/gpt-4o","cache":{"threshold":3}}`, &v1alpha1.CacheSpec{Enabled: ptr(true), Threshold: ptr(int32(3))}},
+		{`{"modelName":"openai/gpt-4o","cache":{"threshold":3}}`, &v1alpha1.CacheSpec{Enabled: ptr(true), Threshold: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {

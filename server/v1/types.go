@@ -447,8 +447,7 @@ func (c *CacheOption) Spec() *v1alpha1.CacheSpec {
 	enabled := c.Enabled
 	spec := &v1alpha1.CacheSpec{Enabled: &enabled}
 	if c.Threshold > 0 {
-		t := int32(c.Threshold)
-		spec.Threshold = &t
+		spec.Threshold = int32(c.Threshold)
 	}
 	return spec
 }

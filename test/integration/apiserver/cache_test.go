@@ -375,7 +375,7 @@ var _ = Describe("the server-side cache across projects and replicas (the AI is 
 		id := startSession(p, `{"modelName": "openai/gpt-test", "cache": {"threshold": 2}}`)
 		var bs v1alpha1.BrowserSession
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: id}, &bs)).To(Succeed())
-		Expect(bs.Spec.Cache).To(Equal(&v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: ptr.To[int32](2)}))
+		Expect(bs.Spec.Cache).To(Equal(&v1alpha1.CacheSpec{Enabled: ptr.To(true), Threshold: 2}))
 
 		before := len(model.Requests())
 		for n, want := range []map[string]any{miss(1, 2, cache.MissNotCached), miss(2, 2, cache.MissBelowThreshold)} {

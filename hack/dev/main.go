@@ -20,6 +20,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -73,11 +74,16 @@ func run() int {
 	flag.StringVar(&opts.OTLPEndpoint, "otlp-endpoint", os.Getenv("DEV_OTLP_ENDPOINT"), "OTLP/HTTP base URL of an OpenTelemetry collector the API and the runners export their spans to, e.g. http://127.0.0.1:4318 (env DEV_OTLP_ENDPOINT); empty: runners export nothing, the API as OTEL_* says")
 	flag.StringVar(&opts.CacheRedisAddress, "cache-redis-address", os.Getenv("DEV_CACHE_REDIS_ADDRESS"), "host:port of a Redis for the API's server-side cache and the gateway's budgets (env DEV_CACHE_REDIS_ADDRESS); empty: the API's embedded store")
 	flag.BoolVar(&opts.CacheEnabled, "cache-enabled", os.Getenv("DEV_CACHE_ENABLED") == "true", "turn the server-side cache on for calls that do not say (env DEV_CACHE_ENABLED=true); off, a call turns it on with options.cache")
+	gatewayDefault := flag.String("gateway-default-model", os.Getenv("DEV_GATEWAY_DEFAULT_MODEL"), "with --model-base-url, what the gateway's model auto means (env DEV_GATEWAY_DEFAULT_MODEL); empty: the first provider's usual model, such as openai/gpt-4.1-mini")
 	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
 	flag.Parse()
 
 	if len(modelBaseURLs) > 0 {
 		opts.ModelBaseURLs = modelBaseURLs
+		// The same endpoints behind the API's model gateway, with a dev
+		// key: sessions without a model key (or model) of their own use
+		// it, as they would a cluster's.
+		opts.Gateway = &devstack.Gateway{BaseURLs: modelBaseURLs, DefaultModel: cmp.Or(*gatewayDefault, devGatewayModel(modelBaseURLs))}
 	}
 	log := newLogger(os.Stderr, *verbosity)
 	opts.Logger = log
@@ -164,4 +170,23 @@ func relative(path string) string {
 		return rel
 	}
 	return path
+}
+
+// devGatewayModels are the models auto means on make dev, by provider.
+var devGatewayModels = map[string]string{
+	"openai":    "openai/gpt-4.1-mini",
+	"anthropic": "anthropic/claude-sonnet-4-5",
+	"google":    "google/gemini-2.5-flash",
+}
+
+// devGatewayModel is the model auto means for the endpoints given: the
+// usual model of the first provider, in the order openai, anthropic,
+// google.
+func devGatewayModel(baseURLs map[string]string) string {
+	for _, p := range []string{"openai", "anthropic", "google"} {
+		if _, ok := baseURLs[p]; ok {
+			return devGatewayModels[p]
+		}
+	}
+	return ""
 }

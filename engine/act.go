@@ -59,6 +59,16 @@ type ActResult struct {
 	// Actions are the actions performed, with variables still as %name%.
 	Actions []Action
 	Usage   llm.Usage
+	// Replayable reports that Actions, each performed as an Action by an
+	// engine with this one's frame scope, redo this act: every element
+	// was in the engine's own document (not in an iframe inside it,
+	// whose xpath would be looked up in the wrong document) and no
+	// argument named an element by its snapshot id (dragAndDrop's
+	// target). The server-side cache stores only such acts.
+	Replayable bool
+
+	// foreign marks an action whose replay would not redo it.
+	foreign bool
 }
 
 // Act carries out one action on the page.
@@ -94,7 +104,7 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 		res.ActionDescription = ans.Description
 		return res, nil
 	}
-	act, err := e.performAnswer(ctx, call, snap, ans, opts.Variables)
+	act, err := e.performAnswer(ctx, call, snap, ans, opts.Variables, res)
 	if err != nil && e.opts.SelfHeal && ctx.Err() == nil {
 		act, err = e.heal(ctx, model, call, opts.Instruction, ans, opts.Variables, res, err)
 	}
@@ -113,6 +123,7 @@ func (e *Engine) Act(ctx context.Context, opts ActOptions) (*ActResult, error) {
 		}
 	}
 	res.Success = true
+	res.Replayable = !res.foreign
 	res.ActionDescription = ans.Description
 	last := res.Actions[len(res.Actions)-1]
 	res.Message = fmt.Sprintf("Action [%s] performed successfully on selector: %s", last.Method, last.Selector)
@@ -151,8 +162,9 @@ func (e *Engine) inferAct(ctx context.Context, model llm.Client, call callOption
 }
 
 // performAnswer resolves the model's element in the snapshot and performs
-// the action, substituting variables only now.
-func (e *Engine) performAnswer(ctx context.Context, call callOptions, snap *page.Snapshot, ans *actAnswer, vars map[string]Variable) (Action, error) {
+// the action, substituting variables only now. It marks res foreign when
+// the action as reported would not redo this one (see Replayable).
+func (e *Engine) performAnswer(ctx context.Context, call callOptions, snap *page.Snapshot, ans *actAnswer, vars map[string]Variable, res *ActResult) (Action, error) {
 	act := Action{
 		Selector:      snap.XPaths[ans.ElementID],
 		Description:   ans.Description,
@@ -166,6 +178,9 @@ func (e *Engine) performAnswer(ctx context.Context, call callOptions, snap *page
 	el, err := snap.Resolve(ctx, ans.ElementID)
 	if err != nil {
 		return act, fmt.Errorf("resolving element %s: %w", ans.ElementID, err)
+	}
+	if el.Frame == nil || !e.ownFrame(el.Frame) || ans.Method == "dragAndDrop" {
+		res.foreign = true
 	}
 	args, err := e.resolveArgs(ctx, snap, ans.Method, substitute(ans.Arguments, vars))
 	if err != nil {
@@ -209,7 +224,7 @@ func (e *Engine) heal(ctx context.Context, model llm.Client, call callOptions, i
 		return Action{}, fmt.Errorf("after the page changed, no element matches: %w", cause)
 	}
 	ans.Method, ans.Arguments = first.Method, first.Arguments
-	return e.performAnswer(ctx, call, snap, ans, vars)
+	return e.performAnswer(ctx, call, snap, ans, vars, res)
 }
 
 // secondStep finishes an action that only opened something (a custom
@@ -233,7 +248,7 @@ func (e *Engine) secondStep(ctx context.Context, model llm.Client, call callOpti
 	if ans.ElementID == "" {
 		return nil, nil
 	}
-	act, err := e.performAnswer(ctx, call, after, ans, vars)
+	act, err := e.performAnswer(ctx, call, after, ans, vars, res)
 	if err != nil {
 		return nil, err
 	}
@@ -292,9 +307,20 @@ func (e *Engine) actDirect(ctx context.Context, call callOptions, a Action, vars
 		return e.failed(ctx, res, a.Description, err, vars)
 	}
 	res.Success = true
+	res.Replayable = !res.foreign
 	res.Actions = []Action{a}
 	res.Message = fmt.Sprintf("Action [%s] performed successfully on selector: %s", a.Method, a.Selector)
 	return res, nil
+}
+
+// ownFrame reports whether a snapshot's frame is the document the
+// engine's selector lookups run in: the main frame (ordinal 0) for a
+// whole-page engine.
+func (e *Engine) ownFrame(f *page.Frame) bool {
+	if e.frame == "" {
+		return f.Ordinal == 0
+	}
+	return f.ID == e.frame
 }
 
 // performSelector finds the element of a selector (CSS, or xpath=) in the

@@ -85,6 +85,19 @@ func New(p *page.Page, opts Options) *Engine {
 // Page is the page the engine drives.
 func (e *Engine) Page() *page.Page { return e.page }
 
+// Logger is where the engine logs, for packages that work around it (the
+// server-side cache).
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// WithSelfHeal returns an engine on the same page whose actions self-heal
+// or not as on says, with its other options as e's. The engines share the
+// page and must not be called concurrently.
+func (e *Engine) WithSelfHeal(on bool) *Engine {
+	c := *e
+	c.opts.SelfHeal = on
+	return &c
+}
+
 // InFrame returns an engine on the same page whose operations work in the
 // frame with DevTools frame id id: an iframe at any depth, same-process or
 // out-of-process. Its snapshots (act, observe, extract, and so the agent's

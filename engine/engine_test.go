@@ -223,6 +223,9 @@ func TestActByInstructionKeepsVariablesFromTheModel(t *testing.T) {
 			if res.Usage.InputTokens != 210 || res.Usage.OutputTokens != 17 {
 				t.Errorf("usage %+v, want 210 in and 17 out", res.Usage)
 			}
+			if !res.Replayable {
+				t.Error("an act on the page's own document is not Replayable")
+			}
 		})
 	}
 }

@@ -176,6 +176,9 @@ func TestActByInstructionInAFrame(t *testing.T) {
 			if got := res.Actions[0].Selector; got != "xpath=/html[1]/body[1]/button[1]" {
 				t.Errorf("selector %q, want the button's within the frame's document", got)
 			}
+			if !res.Replayable {
+				t.Error("an act in the engine's own frame is not Replayable")
+			}
 		})
 	}
 }

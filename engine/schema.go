@@ -92,6 +92,10 @@ type observeAnswer struct {
 // extractionSchema is the schema of an extract given only an instruction.
 var extractionSchema = json.RawMessage(`{"type":"object","properties":{"extraction":{"type":"string"}},"required":["extraction"],"additionalProperties":false}`)
 
+// ExtractionSchema is the JSON Schema of what an extract given only an
+// instruction answers: {"extraction": "..."}.
+func ExtractionSchema() json.RawMessage { return append(json.RawMessage(nil), extractionSchema...) }
+
 // schema is a caller's JSON Schema, compiled for validation.
 type schema struct {
 	doc      map[string]any

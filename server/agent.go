@@ -266,6 +266,12 @@ func (f *agentFollower) follow(ctx context.Context, t *v1alpha1.AgentTask) bool 
 		msg := "the agent task " + strings.ToLower(string(final.Phase))
 		if final.Error != nil {
 			msg = final.Error.Message
+			if final.Error.Code == rpc.CodeBudgetExceeded {
+				// Not the agent's failure: the project's gateway
+				// budget is spent, as for any operation.
+				f.resp.fail(http.StatusTooManyRequests, string(rpc.CodeBudgetExceeded), msg)
+				return true
+			}
 		}
 		f.resp.fail(http.StatusUnprocessableEntity, CodeAgentFailed, msg)
 		return true

@@ -48,7 +48,7 @@ var _ = Describe("POST /v1/sessions/{id}/batch", func() {
 		Expect(string(raw)).To(MatchJSON(`{"success":false,"code":"INVALID_REQUEST",
 			"error":"invalid request body: metrics.bogus: unknown field; model: must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini; source: is required; timeout: must be at most 600000",
 			"issues":[{"path":"metrics.bogus","message":"unknown field"},
-				{"path":"model","message":"must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini"},
+				{"path":"model","message":"must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model)"},
 				{"path":"source","message":"is required"},{"path":"timeout","message":"must be at most 600000"}]}`))
 		conforms(st, raw)
 	})

@@ -31,27 +31,33 @@ import (
 
 // RunnerHandler serves runners what the operator provides them without
 // handing them its credentials: today the agent's web search
-// (search.RelayPath), when Options.Search is set. The API pod serves it on
+// (search.RelayPath), when Options.Search is set, and the model gateway
+// (gateway.RunnerPathGenerate), when Options.Gateway is. The API pod serves it on
 // a listener of its own (cmd/api --runner-listen-address), apart from the
 // /v1 API, so that a NetworkPolicy can open it to runner pods only. It
 // returns nil when there is nothing to serve.
 func (x *Server) RunnerHandler() (http.Handler, error) {
 	s := x.s
-	if s.opts.Search == nil {
+	mux := http.NewServeMux()
+	served := false
+	if s.opts.Search != nil {
+		relay, err := search.NewRelay(search.RelayOptions{
+			Searcher:     s.opts.Search,
+			Authenticate: s.authenticateRunner,
+			MaxInFlight:  s.opts.SearchMaxInFlight,
+			Observe:      s.opts.Metrics.ObserveSearch,
+			Logger:       s.log.WithName("search"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		mux.Handle(search.RelayPath, relay)
+		served = true
+	}
+	served = s.registerRunnerGateway(mux) || served
+	if !served {
 		return nil, nil
 	}
-	relay, err := search.NewRelay(search.RelayOptions{
-		Searcher:     s.opts.Search,
-		Authenticate: s.authenticateRunner,
-		MaxInFlight:  s.opts.SearchMaxInFlight,
-		Observe:      s.opts.Metrics.ObserveSearch,
-		Logger:       s.log.WithName("search"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(search.RelayPath, relay)
 	return mux, nil
 }
 

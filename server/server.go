@@ -35,12 +35,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/search"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	"github.com/browserfleet/browserfleet/server/cdptoken"
 	"github.com/browserfleet/browserfleet/server/metrics"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
+	"github.com/browserfleet/browserfleet/store"
 )
 
 // Defaults of Options.
@@ -124,6 +126,12 @@ type Options struct {
 	// SearchMaxInFlight bounds the searches the relay runs at once; zero
 	// is search.DefaultMaxInFlight.
 	SearchMaxInFlight int
+	// Store is the shared state of the managed services: the gateway's
+	// token budgets (and the server-side cache). nil: none.
+	Store store.Store
+	// Gateway is the model gateway, served at /v1/models/generate and on
+	// the runner listener; nil: none, and a start must name a model.
+	Gateway *gateway.Gateway
 	// TracerProvider makes a server span of each /v1 call, continuing the
 	// caller's traceparent; the runner call it makes carries it on. nil:
 	// no spans (tracing.go).
@@ -269,6 +277,7 @@ func (s *server) register() {
 	s.handle("GET /v1/sessions/{id}/replay", s.authed(s.replay))
 	s.handle("GET "+CDPPathPattern, s.cdp)
 	s.handle("GET /v1/openapi.json", s.openapi)
+	s.registerGateway()
 	s.mux.HandleFunc("/", s.fallback) // not a route: the JSON 404 and 405
 }
 

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
@@ -93,6 +94,16 @@ func run() int {
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)
 	cfg.ServicesURL = *servicesURL
+	if *servicesURL != "" {
+		// Like the search relay, the gateway is the operator's: its calls
+		// do not pass the egress gate.
+		gw, err := gateway.NewRunnerEndpoint(*servicesURL, cfg.Namespace+"/"+cfg.SessionName, cfg.Token.Reveal(), nil)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runner:", err)
+			return 2
+		}
+		cfg.Gateway = gw
+	}
 	if *searchURL != "" {
 		// The relay is the operator's (the manager passes its address),
 		// so its calls do not pass the egress gate, which is for what

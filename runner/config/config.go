@@ -29,8 +29,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/cache"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/search"
@@ -124,6 +125,10 @@ type Config struct {
 	// (rpc.FlagServicesURL), where the server-side cache and the model
 	// gateway are; empty: neither.
 	ServicesURL string
+	// Gateway is the model gateway, through the API's runner listener
+	// (gateway.NewRunnerEndpoint on ServicesURL); nil: none, and a model
+	// without a key of its own is called without one.
+	Gateway *gateway.Endpoint
 	// Cache is the server-side cache, through the API's runner listener
 	// (cache.Client on ServicesURL); nil: every call is DISABLED.
 	Cache cache.Store

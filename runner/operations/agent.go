@@ -175,10 +175,11 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 		// The provider's computer-use loop keeps its own conversation: it
 		// takes the loop model's config, with the session's credentials
 		// merged as for any call's model.
-		cfg := a.models.llmConfig(a.models.def)
-		if req.Model != nil && !isZeroModel(*req.Model) {
-			cfg = a.models.llmConfig(a.models.merge(*req.Model))
+		mc := a.models.cuaModel(req.Model)
+		if a.models.viaGateway(mc) {
+			return agent.Options{}, errCUAGateway("agentConfig.model")
 		}
+		cfg := a.models.llmConfig(mc)
 		opts.ComputerUse = func(o llm.ComputerUseOptions) (llm.ComputerUse, error) { return llm.NewComputerUse(cfg, o) }
 	}
 	if len(req.Variables) > 0 {
@@ -188,6 +189,15 @@ func (a *Automation) agentOptions(p *chromium.Tab, req rpc.AgentTaskRequest) (ag
 		}
 	}
 	return opts, nil
+}
+
+// cuaModel is the model of a cua run: the task's, merged with the
+// session's, or the session's.
+func (m *models) cuaModel(task *rpc.ModelConfig) rpc.ModelConfig {
+	if task != nil && !isZeroModel(*task) {
+		return m.merge(*task)
+	}
+	return m.def
 }
 
 // agentMode maps the RPC's mode to the agent's; empty is dom.

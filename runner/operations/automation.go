@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/browserfleet/browserfleet/engine/agent"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
@@ -71,7 +73,11 @@ func NewAutomation(cfg *config.Config, log *slog.Logger) *Automation {
 		dialer.Policy, dialer.Resolver = cfg.Egress, cfg.Resolver
 		a.search = cfg.Search
 	}
-	a.models = newModels(def, dialer, log)
+	var gw *gateway.Endpoint
+	if cfg != nil {
+		gw = cfg.Gateway
+	}
+	a.models = newModels(def, dialer, gw, log)
 	return a
 }
 
@@ -153,6 +159,9 @@ func errFrameInCUA() error {
 // is left to the run, which checks again when its turn comes: operations
 // queued before it may change the page.
 func (a *Automation) CheckAgent(ctx context.Context, p *chromium.Tab, req rpc.AgentTaskRequest) error {
+	if mode, _ := agentMode(req.Mode); mode == agent.ModeCUA && a.models.viaGateway(a.models.cuaModel(req.Model)) {
+		return errCUAGateway("agentConfig.model")
+	}
 	if req.FrameID == "" || req.FrameID == string(p.TargetID()) {
 		return nil
 	}
@@ -270,6 +279,7 @@ func (a *Automation) callError(op string, err error) error {
 	var (
 		modelErr *llm.Error
 		noFrame  *page.NoFrameError
+		refused  *gateway.Error
 	)
 	switch {
 	case errors.As(err, &noFrame):
@@ -278,6 +288,16 @@ func (a *Automation) callError(op string, err error) error {
 		return rpc.Errorf(rpc.CodeBadRequest, "frameId: no frame %s in the page: it is not one of the page's frames, or it has gone (removed, or its page navigated); leave frameId out to work on the whole page", noFrame.Frame)
 	case errors.Is(err, engine.ErrNoModel):
 		return a.models.noModelError(op, "options.model")
+	case errors.As(err, &refused) && refused.Code == gateway.CodeBudgetExceeded:
+		return rpc.Errorf(rpc.CodeBudgetExceeded, "%s", refused.Message)
+	case errors.As(err, &refused):
+		// The gateway refused the call itself: a model it does not
+		// offer, a request it cannot take, no gateway in the API.
+		code := rpc.CodeModelError
+		if refused.Status == http.StatusBadRequest || refused.Status == http.StatusNotFound {
+			code = rpc.CodeBadRequest
+		}
+		return rpc.Errorf(code, "the model gateway: %s", refused.Message)
 	case errors.Is(err, engine.ErrInvalidArgument):
 		msg := strings.TrimPrefix(err.Error(), engine.ErrInvalidArgument.Error()+": ")
 		return rpc.Errorf(rpc.CodeBadRequest, "%s", msg)

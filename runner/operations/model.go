@@ -17,11 +17,13 @@ limitations under the License.
 package operations
 
 import (
+	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
 
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -41,6 +43,10 @@ type models struct {
 	// http is every model client's HTTP client: its connections pass the
 	// egress policy.
 	http *http.Client
+	// gateway is the API's model gateway, nil when the runner has none
+	// (no --services-url): a model with no credentials or endpoint of its
+	// own, or named auto, is called through it.
+	gateway *gateway.Endpoint
 }
 
 // newModels builds the session's default client, whose connections (and
@@ -48,11 +54,11 @@ type models struct {
 // policy. A default that cannot be built is not fatal: calls that need no
 // model still work, and calls that bring their own model too; the others
 // are told why.
-func newModels(def rpc.ModelConfig, dialer *egress.Dialer, log *slog.Logger) *models {
+func newModels(def rpc.ModelConfig, dialer *egress.Dialer, gw *gateway.Endpoint, log *slog.Logger) *models {
 	if dialer == nil {
 		dialer = &egress.Dialer{}
 	}
-	m := &models{def: def, http: &http.Client{Transport: dialer.Transport()}}
+	m := &models{def: def, http: &http.Client{Transport: dialer.Transport()}, gateway: gw}
 	if def.ModelName == "" {
 		return m
 	}
@@ -60,7 +66,7 @@ func newModels(def rpc.ModelConfig, dialer *egress.Dialer, log *slog.Logger) *mo
 		log.Warn("the session's model auth and providerOptions are not supported by this runner; the model is called with its API key", "model", def)
 	}
 	m.defProvider, _, _ = llm.ParseModel(def.ModelName, def.Provider)
-	m.client, m.err = llm.New(m.llmConfig(def))
+	m.client, m.err = m.newClient(def)
 	if m.err != nil {
 		// llm's errors are redacted; ParseModel's quote the name only.
 		log.Warn("the session's model cannot be used", "model", def, "err", m.err)
@@ -81,11 +87,46 @@ func (m *models) forField(field string, call *rpc.ModelConfig) (llm.Client, erro
 	if call == nil || isZeroModel(*call) {
 		return nil, nil
 	}
-	c, err := llm.New(m.llmConfig(m.merge(*call)))
+	c, err := m.newClient(m.merge(*call))
 	if err != nil {
 		return nil, rpc.Errorf(rpc.CodeBadRequest, "%s: %s", field, err.Error())
 	}
 	return c, nil
+}
+
+// viaGateway reports whether c is called through the gateway: it is named
+// auto, or brings no credentials and no endpoint of its own, so that
+// only the operator's key can reach its provider.
+func (m *models) viaGateway(c rpc.ModelConfig) bool {
+	if m.gateway == nil {
+		return false
+	}
+	return c.ModelName == gateway.ModelAuto ||
+		c.APIKey == "" && len(c.Headers) == 0 && c.BaseURL == "" && c.Auth == nil
+}
+
+// newClient is the client of c: through the gateway when viaGateway, else
+// straight to its provider.
+func (m *models) newClient(c rpc.ModelConfig) (llm.Client, error) {
+	if c.ModelName == gateway.ModelAuto && m.gateway == nil {
+		return nil, errors.New("the model auto is the model gateway's default model, and this runner has no gateway (the manager's runner.servicesURL is not set); name a model, <provider>/<model>, with its API key")
+	}
+	if !m.viaGateway(c) {
+		return llm.New(m.llmConfig(c))
+	}
+	if c.ModelName == gateway.ModelAuto {
+		return m.gateway.Client(gateway.ModelAuto), nil
+	}
+	prov, id, err := llm.ParseModel(c.ModelName, c.Provider)
+	if err != nil {
+		return nil, err
+	}
+	return m.gateway.Client(prov + "/" + id), nil
+}
+
+// errCUAGateway refuses the cua mode for a model the gateway serves.
+func errCUAGateway(field string) error {
+	return rpc.Errorf(rpc.CodeBadRequest, "%s: mode cua runs the provider's computer-use loop, which the model gateway does not carry (it forwards one model call at a time); give the model's own API key, or use the dom or hybrid mode", field)
 }
 
 func isZeroModel(c rpc.ModelConfig) bool {

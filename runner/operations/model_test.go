@@ -28,6 +28,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -39,7 +40,7 @@ func TestModelMerge(t *testing.T) {
 		BaseURL:   "https://gateway.example/v1",
 		Headers:   map[string]string{"X-Team": "a", "Authorization-Extra": "secret"},
 	}
-	m := newModels(session, nil, slog.New(slog.DiscardHandler))
+	m := newModels(session, nil, nil, slog.New(slog.DiscardHandler))
 	if m.err != nil || m.client == nil {
 		t.Fatalf("the session's model: %v", m.err)
 	}
@@ -100,7 +101,7 @@ func TestModelMerge(t *testing.T) {
 }
 
 func TestSessionModelThatCannotBeUsed(t *testing.T) {
-	m := newModels(rpc.ModelConfig{ModelName: "nobody/model"}, nil, slog.New(slog.DiscardHandler))
+	m := newModels(rpc.ModelConfig{ModelName: "nobody/model"}, nil, nil, slog.New(slog.DiscardHandler))
 	if m.client != nil || m.err == nil {
 		t.Fatalf("client %v, err %v; want none and why", m.client, m.err)
 	}
@@ -146,5 +147,85 @@ func TestCallErrorCodes(t *testing.T) {
 				t.Errorf("message %q carries the SDK's raw error", e.Message)
 			}
 		})
+	}
+}
+
+// TestModelsViaGateway: with a gateway, a model with no key, headers or
+// endpoint of its own, or named auto, is called through it; one with its
+// own credentials is not. Without a gateway, auto is refused clearly.
+func TestModelsViaGateway(t *testing.T) {
+	gw, err := gateway.NewRunnerEndpoint("http://127.0.0.1:1", "ns/s", "token", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		gw        *gateway.Endpoint
+		def       rpc.ModelConfig
+		call      *rpc.ModelConfig
+		wantModel string // the client's model; "" when it is not the gateway's
+		wantErr   string
+	}{
+		{name: "session without a key", gw: gw, def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini"}, wantModel: "openai/gpt-4.1-mini"},
+		{name: "session auto", gw: gw, def: rpc.ModelConfig{ModelName: "auto"}, wantModel: "auto"},
+		{name: "provider given apart", gw: gw, def: rpc.ModelConfig{ModelName: "gpt-4.1", Provider: "OpenAI"}, wantModel: "openai/gpt-4.1"},
+		{name: "session with a key", gw: gw, def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini", APIKey: "sk"}},
+		{name: "session with an endpoint", gw: gw, def: rpc.ModelConfig{ModelName: "openai/llama3", BaseURL: "http://127.0.0.1:11434/v1"}},
+		{name: "call auto over a session with a key", gw: gw, def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini", APIKey: "sk"}, call: &rpc.ModelConfig{ModelName: "auto"}, wantModel: "auto"},
+		{name: "call of another provider without a key", gw: gw, def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini", APIKey: "sk"}, call: &rpc.ModelConfig{ModelName: "anthropic/claude-sonnet-4-5"}, wantModel: "anthropic/claude-sonnet-4-5"},
+		{name: "call of the session's provider takes its key", gw: gw, def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini", APIKey: "sk"}, call: &rpc.ModelConfig{ModelName: "openai/gpt-4.1"}},
+		{name: "no gateway: a keyless session calls its provider", def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini"}},
+		{name: "no gateway: auto refused", def: rpc.ModelConfig{ModelName: "openai/gpt-4.1-mini", APIKey: "sk"}, call: &rpc.ModelConfig{ModelName: "auto"}, wantErr: "this runner has no gateway"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newModels(tt.def, nil, tt.gw, slog.New(slog.DiscardHandler))
+			c, err := m.client, m.err
+			if tt.call != nil {
+				c, err = m.forCall(tt.call)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			if gc, ok := c.(*gateway.Client); ok {
+				got = gc.Model()
+			}
+			if diff := cmp.Diff(tt.wantModel, got); diff != "" {
+				t.Errorf("the gateway's model (-want +got; empty: not through the gateway):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCallErrorGateway: the gateway's refusals keep their meaning through
+// the engine's wrapping: a spent budget is BUDGET_EXCEEDED (429).
+func TestCallErrorGateway(t *testing.T) {
+	a := &Automation{models: newModels(rpc.ModelConfig{}, nil, nil, slog.New(slog.DiscardHandler))}
+	tests := []struct {
+		err  error
+		want rpc.ErrorCode
+	}{
+		{err: &gateway.Error{Status: 429, Code: gateway.CodeBudgetExceeded, Message: "spent"}, want: rpc.CodeBudgetExceeded},
+		{err: &gateway.Error{Status: 400, Code: gateway.CodeModelNotAllowed, Message: "no"}, want: rpc.CodeBadRequest},
+		{err: &gateway.Error{Status: 404, Code: gateway.CodeNotConfigured, Message: "none"}, want: rpc.CodeBadRequest},
+		{err: &gateway.Error{Status: 500, Code: "INTERNAL", Message: "x"}, want: rpc.CodeModelError},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.want), func(t *testing.T) {
+			err := a.callError("act", fmt.Errorf("asking the model: %w", tt.err))
+			if diff := cmp.Diff(tt.want, rpc.CodeOf(err)); diff != "" {
+				t.Errorf("code (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := rpc.HTTPStatus(rpc.CodeBudgetExceeded); got != 429 {
+		t.Errorf("BUDGET_EXCEEDED answers %d, want 429", got)
 	}
 }

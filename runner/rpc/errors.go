@@ -75,6 +75,10 @@ const (
 	// names the provider, the model and the provider's status and message,
 	// never a key.
 	CodeModelError ErrorCode = "MODEL_ERROR"
+	// CodeBudgetExceeded (429): the project has spent its model gateway
+	// token budget for the window; the message says how much and when
+	// calls resume. No model was called.
+	CodeBudgetExceeded ErrorCode = "BUDGET_EXCEEDED"
 	// CodeEngineError: the engine failed in a way no other code names.
 	CodeEngineError ErrorCode = "ENGINE_ERROR"
 	// CodeRunnerUnreachable: the runner could not be reached, or its
@@ -117,7 +121,7 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusUnprocessableEntity
 	case CodeBatchDeadline:
 		return http.StatusGatewayTimeout
-	case CodeSessionBusy:
+	case CodeSessionBusy, CodeBudgetExceeded:
 		return http.StatusTooManyRequests
 	case CodeAgentBusy:
 		return http.StatusConflict

@@ -78,6 +78,7 @@ var outcomes = set(
 	string(rpc.CodeProxyAuthFailed), string(rpc.CodeEgressDenied), string(rpc.CodeSessionBusy), string(rpc.CodeSchemaViolation), string(rpc.CodeModelError),
 	string(rpc.CodeEngineError), string(rpc.CodeRunnerUnreachable), string(rpc.CodeInternal),
 	string(rpc.CodeBatchScriptError), string(rpc.CodeBatchDeadline), string(rpc.CodeBatchLimit),
+	string(rpc.CodeBudgetExceeded),
 	// The API's codes (server/errors.go; this package cannot import it).
 	"INVALID_REQUEST", "SESSION_NOT_FOUND", "SESSION_ENDED", "SESSION_NOT_READY",
 	"SESSION_FAILED", "UNAVAILABLE", "START_TIMEOUT",

@@ -103,7 +103,41 @@ type StartOptions struct {
 	// --allowed-executable, the same list as the manager's
 	// runner.allowedExecutables). Empty: none.
 	AllowedExecutables []string
+	// Gateway says the deployment has a model gateway: modelName may then
+	// be omitted or auto (the gateway's default model). Without one a
+	// start must name its model.
+	Gateway bool
 }
+
+// Issues of a start's modelName without a gateway.
+const (
+	issueModelRequired = "is required (this deployment has no model gateway to serve a session without a model)"
+	issueAutoNoGateway = "auto names the model gateway's default model, and this deployment has no model gateway; name a model, <provider>/<model>"
+)
+
+// modelIssues checks modelName against whether a gateway serves the
+// deployment; the schema checks its form.
+func modelIssues(doc any, opts StartOptions) []Issue {
+	if opts.Gateway {
+		return nil
+	}
+	root, ok := doc.(map[string]any)
+	if !ok {
+		// Not an object: the schema said so.
+		return nil
+	}
+	name, present := root["modelName"]
+	switch {
+	case !present:
+		return []Issue{{Path: "modelName", Message: issueModelRequired}}
+	case name == ModelAuto:
+		return []Issue{{Path: "modelName", Message: issueAutoNoGateway}}
+	}
+	return nil
+}
+
+// ModelAuto is the model name of the gateway's default model.
+const ModelAuto = "auto"
 
 // DecodeStartWith decodes and validates a session start body as DecodeStart
 // does, with the operator's settings.
@@ -114,6 +148,7 @@ func DecodeStartWith(body []byte, opts StartOptions) (*StartRequest, *Validation
 	}
 	issues = append(issues, crossFieldIssues(doc)...)
 	issues = append(issues, launchIssues(doc, opts)...)
+	issues = append(issues, modelIssues(doc, opts)...)
 	if len(issues) > 0 {
 		return nil, &ValidationError{Issues: sortIssues(issues)}
 	}
@@ -304,7 +339,7 @@ func kindMessage(l *jsonschema.ValidationError) string {
 
 // patternMessages say in words what the schema's patterns require.
 var patternMessages = map[string]string{
-	`^[A-Za-z0-9._-]+/[^\s]+$`:               "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini",
+	`^(auto|[A-Za-z0-9._-]+/[^\s]+)$`:        "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model)",
 	`^(wss?|https?)://`:                      "must be a ws://, wss://, http:// or https:// URL",
 	`^[A-Za-z]{2}$`:                          "must be an ISO 3166-1 alpha-2 country code, for example US",
 	`^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$`: "must be a locale such as en-US",

@@ -33,9 +33,10 @@ func TestDecodeStartIssues(t *testing.T) {
 		{"not JSON", `{"modelName":`, []Issue{{"", "request body is not valid JSON: unexpected EOF"}}},
 		{"empty body", ``, []Issue{{"", "request body is empty; want a JSON object"}}},
 		{"not an object", `[]`, []Issue{{"", "must be an object; got an array"}}},
-		{"missing modelName", `{}`, []Issue{{"modelName", "is required"}}},
-		{"unprefixed modelName", `{"modelName":"gpt-4o"}`, []Issue{{"modelName", "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini"}}},
-		{"modelName is case-sensitive", `{"ModelName":"openai/gpt-4o"}`, []Issue{{"modelName", "is required"}}},
+		{"missing modelName", `{}`, []Issue{{"modelName", issueModelRequired}}},
+		{"auto without a gateway", `{"modelName":"auto"}`, []Issue{{"modelName", issueAutoNoGateway}}},
+		{"unprefixed modelName", `{"modelName":"gpt-4o"}`, []Issue{{"modelName", "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model)"}}},
+		{"modelName is case-sensitive", `{"ModelName":"openai/gpt-4o"}`, []Issue{{"modelName", issueModelRequired}}},
 		{"verbose wrong type", `{"modelName":"openai/gpt-4o","verbose":"loud"}`, []Issue{{"verbose", "must be an integer; got a string"}}},
 		{"verbose out of enum", `{"modelName":"openai/gpt-4o","verbose":3}`, []Issue{{"verbose", "must be one of 0, 1, 2; got 3"}}},
 		{"region enum", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"region":"mars-1"}}`,
@@ -147,7 +148,7 @@ func TestDecodeStartIssues(t *testing.T) {
 				{"cloudSessionCreateParams.proxies[0].server", "is required for an external proxy"},
 				{"cloudSessionCreateParams.region", `must be one of "us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"; got "mars-1"`},
 				{"domSettleTimeoutMs", "must be at least 0"},
-				{"modelName", "is required"},
+				{"modelName", issueModelRequired},
 				{"verbose", "must be an integer; got a string"},
 			}},
 	}
@@ -295,6 +296,26 @@ func TestDecodeStartAccepts(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.Transformer("raw", func(r jsonRaw) string { return string(r) })); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodeStartWithGateway: with a model gateway, a start may omit its
+// model or name auto; the session's model is then auto.
+func TestDecodeStartWithGateway(t *testing.T) {
+	for _, body := range []string{`{}`, `{"modelName":"auto"}`} {
+		t.Run(body, func(t *testing.T) {
+			req, verr := DecodeStartWith([]byte(body), StartOptions{Gateway: true})
+			if verr != nil {
+				t.Fatalf("DecodeStartWith refused the body: %v", verr.Issues)
+			}
+			bs, _, err := req.ToSession("s1", "team-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(ModelAuto, bs.Spec.Model.Name); diff != "" {
+				t.Errorf("the session's model (-want +got):\n%s", diff)
 			}
 		})
 	}

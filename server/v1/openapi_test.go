@@ -215,6 +215,7 @@ func TestRoutes(t *testing.T) {
 	want := []Route{
 		{"GET", "/healthz"},
 		{"GET", "/readyz"},
+		{"POST", "/v1/models/generate"},
 		{"GET", "/v1/openapi.json"},
 		{"GET", "/v1/sessions"},
 		{"POST", "/v1/sessions/start"},

@@ -91,7 +91,7 @@ func stringList(n int, s string) string {
 }
 
 var (
-	modelPrefixMessage = "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini"
+	modelPrefixMessage = "must be provider-prefixed, <provider>/<model>, for example openai/gpt-4.1-mini, or auto (the model gateway's default model)"
 	nameMessage        = "invalid name: must be letters, digits, '-', '_' and '.', not starting with '.'"
 )
 

@@ -97,8 +97,14 @@ func (r *StartRequest) ToSession(name, namespace string) (*v1alpha1.BrowserSessi
 		return &v1alpha1.SecretKeyReference{Name: secretName, Key: key}
 	}
 
+	model := r.ModelName
+	if model == "" {
+		// Only a deployment with a gateway lets it be omitted
+		// (StartOptions.Gateway): its default model serves.
+		model = ModelAuto
+	}
 	spec := v1alpha1.BrowserSessionSpec{
-		Model:        v1alpha1.ModelSpec{Name: r.ModelName},
+		Model:        v1alpha1.ModelSpec{Name: model},
 		SystemPrompt: r.SystemPrompt,
 		SelfHeal:     r.SelfHeal,
 		Experimental: r.Experimental,

@@ -33,11 +33,11 @@ const maxSessionTimeout = 7 * 24 * time.Hour
 
 // startWire is the body of POST /v1/sessions/start.
 type startWire struct {
-	ModelName string           `json:"modelName,omitempty"`
+	ModelName string `json:"modelName,omitempty"`
 	// Cache is the session's cache setting (cacheWire).
-	Cache any `json:"cache,omitempty"`
-	Browser   browserWire      `json:"browser"`
-	Cloud     *cloudParamsWire `json:"cloudSessionCreateParams,omitempty"`
+	Cache   any              `json:"cache,omitempty"`
+	Browser browserWire      `json:"browser"`
+	Cloud   *cloudParamsWire `json:"cloudSessionCreateParams,omitempty"`
 }
 
 type browserWire struct {

@@ -28,6 +28,7 @@ import (
 	"github.com/browserfleet/browserfleet/engine"
 	"github.com/browserfleet/browserfleet/engine/llm"
 	"github.com/browserfleet/browserfleet/engine/page"
+	"github.com/browserfleet/browserfleet/gateway"
 )
 
 // Limits of a call's options.
@@ -158,7 +159,9 @@ func checkModel(field string, m *ModelConfig, generate bool) error {
 	if m.ModelName == "" {
 		return invalid(field+".ModelName", "is required, such as %q", "openai/gpt-4.1-mini")
 	}
-	if generate {
+	if generate || m.ModelName == gateway.ModelAuto {
+		// auto is the service's gateway's, which the instance's handle
+		// checks when it opens.
 		return nil
 	}
 	if _, _, err := llm.ParseModel(m.ModelName, ""); err != nil {

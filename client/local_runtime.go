@@ -26,8 +26,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/browserfleet/browserfleet/cache"
 	"github.com/browserfleet/browserfleet/engine"
+	"github.com/browserfleet/browserfleet/engine/cached"
 	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/gateway"
 )
 
 // localDriver is the driver of a local handle: the engine runs in this
@@ -39,14 +42,34 @@ type localDriver struct {
 }
 
 func (d *localDriver) open(_ context.Context, cfg *instanceConfig) (runtime, error) {
-	r := &localRuntime{b: d.b, cfg: cfg, log: cfg.logger.With(logCategory, "engine")}
-	if cfg.model != nil {
-		var err error
-		if r.model, err = newModelClient("CreateOptions.Model", cfg.model); err != nil {
+	svc, err := localServices(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &localRuntime{b: d.b, cfg: cfg, svc: svc, log: cfg.logger.With(logCategory, "engine")}
+	switch {
+	case cfg.model != nil:
+		if r.model, err = r.newModel("CreateOptions.Model", cfg.model); err != nil {
 			return nil, err
 		}
+	case cfg.generate == nil && svc.gateway != nil:
+		// No model of the instance's own: the gateway's default serves,
+		// as the spec has it for gateway sessions.
+		r.model = svc.gateway.Client(gateway.ModelAuto)
 	}
 	return r, nil
+}
+
+// newModel is the client of m: through the service's gateway for the
+// model auto, else the provider's own.
+func (r *localRuntime) newModel(field string, m *ModelConfig) (llm.Client, error) {
+	if m.ModelName == gateway.ModelAuto {
+		if r.svc.gateway == nil {
+			return nil, invalid(field+".ModelName", "auto names the service's model gateway, which needs CreateOptions.APIKey and APIURL (or $%s and $%s)", EnvAPIKey, EnvAPIURL)
+		}
+		return r.svc.gateway.Client(gateway.ModelAuto), nil
+	}
+	return newModelClient(field, m)
 }
 
 func (d *localDriver) close(ctx context.Context) error {
@@ -63,6 +86,7 @@ func (d *localDriver) close(ctx context.Context) error {
 type localRuntime struct {
 	b     *Browser
 	cfg   *instanceConfig
+	svc   *managedServices
 	model llm.Client
 	log   *slog.Logger
 }
@@ -83,7 +107,7 @@ func (r *localRuntime) modelFor(m *ModelConfig) (llm.Client, error) {
 	case m == r.cfg.model:
 		return r.model, nil
 	}
-	return newModelClient("Model", m)
+	return r.newModel("Model", m)
 }
 
 // engineFor is an engine on page p for a call.
@@ -106,10 +130,22 @@ func (r *localRuntime) engineFor(ctx context.Context, p *Page, oc opCall) (*engi
 	return e, model, nil
 }
 
-// metadata is a local call's: the managed cache is the service's, so no
-// lookup ran.
-func metadata(u llm.Usage) Metadata {
-	return Metadata{Cache: CacheMetadata{Status: CacheStatusDISABLED}, ActionID: uuid.NewString(), Usage: usageOf(u)}
+// metadata is a local call's: what the service's cache did for it (see
+// managedServices), its usage, and a new action id.
+func metadata(u llm.Usage, rep cache.Report) Metadata {
+	md := Metadata{Cache: CacheMetadata{
+		Status:     CacheStatus(rep.Status),
+		Count:      int(rep.Count),
+		Threshold:  int(rep.Threshold),
+		MissReason: rep.MissReason,
+	}, ActionID: uuid.NewString(), Usage: usageOf(u)}
+	if md.Cache.Status == "" {
+		md.Cache.Status = CacheStatusDISABLED
+	}
+	if t := rep.TokensSaved; t != nil {
+		md.Cache.TokensSaved = &TokensSaved{InputTokens: float64(t.InputTokens), OutputTokens: float64(t.OutputTokens), TotalTokens: float64(t.TotalTokens)}
+	}
+	return md
 }
 
 func (r *localRuntime) act(ctx context.Context, p *Page, call actCall) (*ActResult, error) {
@@ -127,7 +163,7 @@ func (r *localRuntime) act(ctx context.Context, p *Page, call actCall) (*ActResu
 	if a := call.action; a != nil {
 		opts.Action = &engine.Action{Selector: a.Selector, Description: a.Description, Method: a.Method, Arguments: a.Arguments}
 	}
-	res, err := e.Act(ctx, opts)
+	res, rep, err := cached.Act(ctx, e, r.svc.cache, r.svc.setting(call.cache), opts)
 	if err != nil {
 		return nil, localError("act", err)
 	}
@@ -138,7 +174,7 @@ func (r *localRuntime) act(ctx context.Context, p *Page, call actCall) (*ActResu
 			Message:           res.Message,
 			Success:           res.Success,
 		},
-		Metadata: metadata(res.Usage),
+		Metadata: metadata(res.Usage, rep),
 	}, nil
 }
 
@@ -147,7 +183,7 @@ func (r *localRuntime) observe(ctx context.Context, p *Page, call observeCall) (
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.Observe(ctx, engine.ObserveOptions{
+	res, rep, err := cached.Observe(ctx, e, r.svc.cache, r.svc.setting(call.cache), engine.ObserveOptions{
 		Instruction:     call.instruction,
 		Selector:        call.selector,
 		IgnoreSelectors: call.ignore,
@@ -157,7 +193,7 @@ func (r *localRuntime) observe(ctx context.Context, p *Page, call observeCall) (
 	if err != nil {
 		return nil, localError("observe", err)
 	}
-	return &ObserveResult{Data: clientActions(res.Actions), Metadata: metadata(res.Usage)}, nil
+	return &ObserveResult{Data: clientActions(res.Actions), Metadata: metadata(res.Usage, rep)}, nil
 }
 
 func (r *localRuntime) extract(ctx context.Context, p *Page, call extractCall) (json.RawMessage, Metadata, error) {
@@ -165,7 +201,7 @@ func (r *localRuntime) extract(ctx context.Context, p *Page, call extractCall) (
 	if err != nil {
 		return nil, Metadata{}, err
 	}
-	res, err := e.Extract(ctx, engine.ExtractOptions{
+	res, rep, err := cached.Extract(ctx, e, r.svc.cache, r.svc.setting(call.cache), engine.ExtractOptions{
 		Instruction:     call.instruction,
 		Schema:          call.schema,
 		Selector:        call.selector,
@@ -176,7 +212,7 @@ func (r *localRuntime) extract(ctx context.Context, p *Page, call extractCall) (
 	if err != nil {
 		return nil, Metadata{}, localError("extract", err)
 	}
-	return res.Data, metadata(res.Usage), nil
+	return res.Data, metadata(res.Usage, rep), nil
 }
 
 func (r *localRuntime) close(context.Context) error { return nil }

@@ -102,9 +102,9 @@ func (r *localRuntime) modelFor(m *ModelConfig) (llm.Client, error) {
 			g.name = m.ModelName
 		}
 		return g, nil
-	case m == nil:
-		return nil, nil
-	case m == r.cfg.model:
+	case m == nil, m == r.cfg.model:
+		// The instance's: its model's client, the gateway's default for
+		// an instance without one, or none.
 		return r.model, nil
 	}
 	return r.newModel("Model", m)

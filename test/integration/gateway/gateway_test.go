@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	bfclient "github.com/browserfleet/browserfleet/client"
 	"github.com/browserfleet/browserfleet/engine/llm/llmtest"
 	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
@@ -195,6 +197,48 @@ var _ = Describe("the model gateway", Ordered, func() {
 			Expect(string(raw)).NotTo(ContainSubstring(key), "the %s", kind)
 		}
 	})
+
+	It("serves a local handle with only the project key: its act asks the gateway's default model with the operator's key (scripted AI)", func(ctx SpecContext) {
+		c, _ := localInstance(bfclient.CreateOptions{})
+		id := localElementID(ctx, c, "button: Sign up")
+		before := len(model.Requests())
+		model.Enqueue(actAnswer(id, "click").WithUsage(500, 10))
+		res, err := c.Act(ctx, bfclient.ActInstruction("click the sign-up button"), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Data.Success).To(BeTrue(), res.Data.Message)
+		Expect(res.Metadata.Usage.InputTokens).To(BeEquivalentTo(500))
+		reqs := model.Requests()[before:]
+		Expect(reqs).To(HaveLen(1), "one model call")
+		Expect(reqs[0].Header.Get("Authorization")).To(Equal("Bearer "+stack.GatewayKey()), "the operator's key, which the caller never had")
+		Expect(reqs[0].Model).To(Equal(strings.TrimPrefix(defaultModel, "openai/")))
+	}, NodeTimeout(3*time.Minute))
+
+	It("serves a local handle's repeated act from the server-side cache: MISS, then HIT with no model call and the tokens saved (scripted AI)", func(ctx SpecContext) {
+		c, p := localInstance(bfclient.CreateOptions{Cache: bfclient.CacheEnabled(true)})
+		id := localElementID(ctx, c, "button: Sign up")
+		before := len(model.Requests())
+		model.Enqueue(actAnswer(id, "click").WithUsage(640, 30))
+		first, err := c.Act(ctx, bfclient.ActInstruction("press the sign-up button"), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.Data.Success).To(BeTrue(), first.Data.Message)
+		Expect(first.Metadata.Cache.Status).To(Equal(bfclient.CacheStatusMISS))
+		Expect(first.Metadata.Cache.MissReason).To(Equal("not_cached"))
+		Expect(model.Requests()).To(HaveLen(before+1))
+		metrics, err := c.Metrics(ctx)
+		Expect(err).NotTo(HaveOccurred())
+
+		// The same content again: the page loaded anew.
+		Expect(p.Goto(ctx, pages.URL+"/form.html")).To(Succeed())
+		second, err := c.Act(ctx, bfclient.ActInstruction("press the sign-up button"), nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(second.Data.Success).To(BeTrue(), second.Data.Message)
+		Expect(second.Metadata.Cache.Status).To(Equal(bfclient.CacheStatusHIT))
+		Expect(second.Metadata.Cache.Count).To(Equal(2))
+		Expect(second.Metadata.Cache.TokensSaved).To(Equal(&bfclient.TokensSaved{InputTokens: 640, OutputTokens: 30, TotalTokens: 670}))
+		Expect(second.Metadata.Usage).To(BeZero())
+		Expect(model.Requests()).To(HaveLen(before+1), "the hit asked no model")
+		Expect(c.Metrics(ctx)).To(Equal(metrics), "a hit leaves the metrics as they were")
+	}, NodeTimeout(3*time.Minute))
 
 	// Last: it spends the project's budget.
 	It("answers act, observe, extract, agentExecute and generate over the project's budget 429 BUDGET_EXCEEDED, with no model call (scripted AI)", func() {

@@ -223,7 +223,7 @@ var _ = Describe("the model gateway", Ordered, func() {
 		Expect(first.Data.Success).To(BeTrue(), first.Data.Message)
 		Expect(first.Metadata.Cache.Status).To(Equal(bfclient.CacheStatusMISS))
 		Expect(first.Metadata.Cache.MissReason).To(Equal("not_cached"))
-		Expect(model.Requests()).To(HaveLen(before+1))
+		Expect(model.Requests()).To(HaveLen(before + 1))
 		metrics, err := c.Metrics(ctx)
 		Expect(err).NotTo(HaveOccurred())
 

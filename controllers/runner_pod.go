@@ -67,7 +67,7 @@ type RunnerConfig struct {
 	// ModelBaseURLs are the endpoints runners use, by provider, for a
 	// session whose model names none: a self-hosted OpenAI-compatible
 	// server (vLLM, Ollama, LiteLLM) or a proxy in place of the provider's
-	// own API. With ServicesURL set they apply only to sessions with a key,
+	// own API. With ModelGateway they apply only to sessions with a key,
 	// headers or auth of their own: the others go through the API's model
 	// gateway.
 	ModelBaseURLs map[string]string
@@ -89,6 +89,10 @@ type RunnerConfig struct {
 	// ServicesURL is the API's runner listener, which runners get as
 	// --services-url for the cache and the gateway; empty: neither.
 	ServicesURL string
+	// ModelGateway says the API at ServicesURL serves the model gateway:
+	// runners get --model-gateway, and call models without credentials of
+	// their own through it.
+	ModelGateway bool
 	// OTLPEndpoint is the collector runners export their spans to
 	// (runnerTraceEnv); empty: none.
 	OTLPEndpoint string
@@ -156,7 +160,7 @@ func effectiveSpec(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) *v1alpha
 	if out.Model.BaseURL != "" || len(cfg.ModelBaseURLs) == 0 {
 		return out
 	}
-	if cfg.ServicesURL != "" && !hasOwnCredentials(&out.Model) {
+	if gatewayOf(cfg) && !hasOwnCredentials(&out.Model) {
 		// The runner calls such a model through the API's model gateway
 		// (docs/gateway.md), whose own base URLs say where it goes; an
 		// endpoint here would make it call the provider without a key.
@@ -302,6 +306,9 @@ func runnerArgs(cfg RunnerConfig) []string {
 	if cfg.ServicesURL != "" {
 		args = append(args, "--"+rpc.FlagServicesURL+"="+cfg.ServicesURL)
 	}
+	if gatewayOf(cfg) {
+		args = append(args, "--"+rpc.FlagModelGateway)
+	}
 	return append(args, cfg.Args...)
 }
 
@@ -378,3 +385,7 @@ func secretProjection(name, key, file string) corev1.VolumeProjection {
 		Items:                []corev1.KeyToPath{{Key: key, Path: file}},
 	}}
 }
+
+// gatewayOf says whether runners call models through the API's model
+// gateway: the API serves one, and runners can reach its listener.
+func gatewayOf(cfg RunnerConfig) bool { return cfg.ModelGateway && cfg.ServicesURL != "" }

@@ -95,6 +95,7 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 		EgressClusterCIDRs:            cluster,
 		SearchURL:                     r.SearchURL,
 		ServicesURL:                   r.ServicesURL,
+		ModelGateway:                  r.ModelGateway,
 		OTLPEndpoint:                  r.OTLPEndpoint,
 	}
 	sessions := SessionConfig{

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -233,9 +234,13 @@ func TestEffectiveSpecModelBaseURL(t *testing.T) {
 	} {
 		checkRunnerModelEndpoint(t, tc.name, cfg, tc.model, tc.want)
 	}
-	// With the API's runner listener, a session without credentials of
-	// its own goes through the model gateway: no endpoint for it.
-	gw := RunnerConfig{ModelBaseURLs: cfg.ModelBaseURLs, ServicesURL: "http://api-runners:8001"}
+	// The API's runner listener without a gateway (the cache only)
+	// changes nothing: a session without a key still calls the endpoint.
+	cacheOnly := RunnerConfig{ModelBaseURLs: cfg.ModelBaseURLs, ServicesURL: "http://api-runners:8001"}
+	checkRunnerModelEndpoint(t, "the cache's listener, no gateway: no key", cacheOnly, v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"}, "http://vllm:8000/v1")
+	// With the API's model gateway, a session without credentials of its
+	// own goes through it: no endpoint for it.
+	gw := RunnerConfig{ModelBaseURLs: cfg.ModelBaseURLs, ServicesURL: "http://api-runners:8001", ModelGateway: true}
 	key := &v1alpha1.SecretKeyReference{Name: "k", Key: "key"}
 	for _, tc := range []struct {
 		name  string
@@ -278,4 +283,26 @@ func checkRunnerModelEndpoint(t *testing.T, name string, cfg RunnerConfig, model
 			t.Errorf("the session changed (-before +after):\n%s", diff)
 		}
 	})
+}
+
+// A runner learns where the API's runner listener is, and whether the model
+// gateway is there, from its own flags.
+func TestRunnerArgsOfTheManagedServices(t *testing.T) {
+	const listener = "http://api-runners:8001"
+	for _, tc := range []struct {
+		name string
+		cfg  RunnerConfig
+		want []string
+	}{
+		{"none", RunnerConfig{}, nil},
+		{"the cache's listener", RunnerConfig{ServicesURL: listener}, []string{"--services-url=" + listener}},
+		{"and the gateway", RunnerConfig{ServicesURL: listener, ModelGateway: true}, []string{"--services-url=" + listener, "--model-gateway"}},
+		{"a gateway no runner can reach is none", RunnerConfig{ModelGateway: true}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, runnerArgs(tc.cfg), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

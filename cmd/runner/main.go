@@ -59,6 +59,7 @@ func run() int {
 		logLevel       = flag.String("log-level", "", "log level: debug, info, warn or error (default: from the session's verbose)")
 		searchURL      = flag.String(rpc.FlagSearchURL, "", "URL of the API's search relay, which offers agents web search; empty: no search tool")
 		servicesURL    = flag.String(rpc.FlagServicesURL, "", "base URL of the API's runner listener, for the server-side cache and the model gateway; empty: neither")
+		modelGateway   = flag.Bool(rpc.FlagModelGateway, false, "the API at --services-url serves the model gateway: call models without credentials of their own, and auto, through it")
 		egressCfg      egress.Config
 	)
 	flag.Func(rpc.FlagAllowedExecutable, "absolute path of a browser binary a session's launchOptions.executablePath may name, besides --chromium; repeatable", func(v string) error {
@@ -95,7 +96,7 @@ func run() int {
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)
 	cfg.ServicesURL = *servicesURL
-	if *servicesURL != "" {
+	if *servicesURL != "" && *modelGateway {
 		// Like the search relay, the gateway is the operator's: its calls
 		// do not pass the egress gate.
 		gw, err := gateway.NewRunnerEndpoint(*servicesURL, cfg.Namespace+"/"+cfg.SessionName, cfg.Token.Reveal(), nil)

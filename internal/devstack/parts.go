@@ -68,6 +68,7 @@ func (s *Stack) startManager(ctx context.Context) error {
 	opts.Controllers.Runner.EgressAllowCIDRs = s.opts.EgressAllowCIDRs
 	opts.Controllers.Runner.OTLPEndpoint = s.opts.OTLPEndpoint
 	opts.Controllers.Runner.ServicesURL = s.servicesURL
+	opts.Controllers.Runner.ModelGateway = s.opts.Gateway != nil
 	if s.opts.Quota != nil {
 		opts.Controllers.Quota = *s.opts.Quota
 	}

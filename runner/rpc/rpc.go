@@ -68,6 +68,11 @@ const (
 	// and the model gateway (gateway.RunnerPath) with its session token;
 	// empty: neither.
 	FlagServicesURL = "services-url"
+	// FlagModelGateway says the API at FlagServicesURL serves the model
+	// gateway: the runner calls a model with no credentials of its own,
+	// or the model auto, through it. Without it such a model is called
+	// directly, as the session names it.
+	FlagModelGateway = "model-gateway"
 	// HeaderRunnerSession names the calling runner's session,
 	// "namespace/name"; the runner token goes in Authorization, as for
 	// calls to the runner.

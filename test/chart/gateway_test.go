@@ -37,11 +37,10 @@ var _ = Describe("the gateway values", func() {
 		}}
 	}
 
-	It("run no gateway by default, and no runner port", func() {
+	It("run no gateway by default: runners call models directly (the runner port serves the cache)", func() {
 		opts, r := apiOptions(nil)
 		Expect(opts.Gateway.Providers).To(HaveKeyWithValue("openai", HaveField("APIKeyFile", "")))
-		Expect(Find(r.Objects, "Service", "bf-browserfleet-api-runners")).To(BeNil())
-		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.ServicesURL).To(BeEmpty())
+		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.ModelGateway).To(BeFalse())
 	})
 
 	It("give the API its providers' keys as files of their Secrets, and runners the API's runner port", func() {
@@ -69,6 +68,7 @@ var _ = Describe("the gateway values", func() {
 
 		By("runners told where the API's runner port is, and let through to it")
 		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.ServicesURL).To(Equal("http://bf-browserfleet-api-runners.bf-system.svc:8001"))
+		Expect(managerOptionsOf(r.Objects, "bf-browserfleet-manager").Controllers.Runner.ModelGateway).To(BeTrue())
 		Expect(Find(r.Objects, "Service", "bf-browserfleet-api-runners")).NotTo(BeNil())
 		np := toTyped[networkingv1.NetworkPolicy](Find(r.Objects, "NetworkPolicy", "bf-browserfleet-runner"))
 		found := false

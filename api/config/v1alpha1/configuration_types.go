@@ -153,6 +153,15 @@ type RunnerConfiguration struct {
 	// +optional
 	ServicesURL string `json:"servicesURL,omitempty"`
 
+	// modelGateway says the API at servicesURL serves the model gateway
+	// (cmd/api --gateway-* flags; the chart sets it with gateway
+	// providers): runners then call models with no key, headers or auth
+	// of their own (and the model auto) through it, and modelBaseURLs
+	// apply only to sessions with credentials of their own. Off, such
+	// models are called directly, as before the gateway.
+	// +optional
+	ModelGateway bool `json:"modelGateway,omitempty"`
+
 	// otlpEndpoint is the OTLP/HTTP base URL of the collector runners
 	// export the spans of their operations to (they post to its
 	// /v1/traces), such as http://otel-collector.observability:4318: each

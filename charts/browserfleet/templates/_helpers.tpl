@@ -146,6 +146,9 @@ manager validates it again when it starts.
 {{- $_ := set $runner "searchURL" (include "browserfleet.searchRelayURL" .) }}
 {{- end }}
 {{- $_ := set $runner "servicesURL" (include "browserfleet.servicesURL" .) }}
+{{- if include "browserfleet.gatewayEnabled" . }}
+{{- $_ := set $runner "modelGateway" true }}
+{{- end }}
 {{- if and .Values.tracing.endpoint .Values.tracing.runners }}
 {{- $_ := set $runner "otlpEndpoint" .Values.tracing.endpoint }}
 {{- end }}

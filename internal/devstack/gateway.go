@@ -17,6 +17,7 @@ limitations under the License.
 package devstack
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	apiapp "github.com/browserfleet/browserfleet/cmd/api/app"
+	"github.com/browserfleet/browserfleet/gateway"
 )
 
 // Gateway runs the API with a model gateway in front of local model
@@ -98,7 +100,7 @@ func (s *Stack) applyGateway(opts *apiapp.Options) {
 		Providers:      providers,
 		DefaultModel:   g.DefaultModel,
 		BudgetTokens:   g.BudgetTokens,
-		BudgetWindow:   g.BudgetWindow,
+		BudgetWindow:   cmp.Or(g.BudgetWindow, gateway.DefaultBudgetWindow),
 		ProjectBudgets: g.ProjectBudgets,
 	}
 	names := make([]string, 0, len(providers))

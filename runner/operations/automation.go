@@ -311,8 +311,13 @@ func (a *Automation) callError(op string, err error) error {
 	case errors.As(err, &refused):
 		// The gateway refused the call itself: a model it does not
 		// offer, a request it cannot take, no gateway in the API.
+		if refused.Status == http.StatusNotFound {
+			// The operator's configuration, not the caller's request:
+			// runners were told of a gateway the API does not serve.
+			return rpc.Errorf(rpc.CodeModelError, "the model gateway is not served by this deployment's API (runner.modelGateway is on, but the API has no --gateway-* provider): %s", refused.Message)
+		}
 		code := rpc.CodeModelError
-		if refused.Status == http.StatusBadRequest || refused.Status == http.StatusNotFound {
+		if refused.Status == http.StatusBadRequest {
 			code = rpc.CodeBadRequest
 		}
 		return rpc.Errorf(code, "the model gateway: %s", refused.Message)

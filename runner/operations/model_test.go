@@ -214,7 +214,7 @@ func TestCallErrorGateway(t *testing.T) {
 	}{
 		{err: &gateway.Error{Status: 429, Code: gateway.CodeBudgetExceeded, Message: "spent"}, want: rpc.CodeBudgetExceeded},
 		{err: &gateway.Error{Status: 400, Code: gateway.CodeModelNotAllowed, Message: "no"}, want: rpc.CodeBadRequest},
-		{err: &gateway.Error{Status: 404, Code: gateway.CodeNotConfigured, Message: "none"}, want: rpc.CodeBadRequest},
+		{err: &gateway.Error{Status: 404, Code: gateway.CodeNotConfigured, Message: "none"}, want: rpc.CodeModelError},
 		{err: &gateway.Error{Status: 500, Code: "INTERNAL", Message: "x"}, want: rpc.CodeModelError},
 	}
 	for _, tt := range tests {

@@ -101,14 +101,24 @@ var _ = Describe("A cloud handle's lifecycle", Ordered, func() {
 	})
 
 	It("refuses bad options with typed errors", func(ctx SpecContext) {
+		// No model: the service's gateway would pick one, and this stack
+		// has none.
 		_, err := client.LaunchCloudBrowser(ctx, client.CloudBrowserLaunchOptions{APIURL: stack.APIURL(), APIKey: stack.APIKey()})
-		Expect(err).To(MatchError(client.ErrInvalidArgument))
-		Expect(err.Error()).To(ContainSubstring("ModelName"))
+		var apiErr *client.APIError
+		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
+		Expect(apiErr.StatusCode).To(Equal(http.StatusBadRequest))
+		Expect(apiErr.Issues).To(ContainElement(HaveField("Path", "modelName")))
+		Expect(apiErr.Message).To(ContainSubstring("no model gateway"))
 
 		o := launchOptions()
+		o.Cache = client.CacheWithThreshold(0)
+		_, err = client.LaunchCloudBrowser(ctx, o)
+		Expect(err).To(MatchError(client.ErrInvalidArgument))
+		Expect(err.Error()).To(ContainSubstring("CloudBrowserLaunchOptions.Cache"))
+
+		o = launchOptions()
 		o.Region = "mars-1"
 		_, err = client.LaunchCloudBrowser(ctx, o)
-		var apiErr *client.APIError
 		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
 		Expect(apiErr.StatusCode).To(Equal(http.StatusBadRequest))
 		Expect(apiErr.Issues).To(ContainElement(HaveField("Path", "cloudSessionCreateParams.region")))

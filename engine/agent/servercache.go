@@ -65,23 +65,16 @@ func (c *serverCache) lookup(ctx context.Context) *stored {
 	if !c.on {
 		return nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, cache.StoreTimeout)
-	defer cancel()
-	resp, err := c.r.opts.Cache.Get(sctx, cache.GetRequest{Key: c.hash, Threshold: c.r.opts.CacheSetting.Threshold})
+	entry, rep, err := cache.Lookup(ctx, c.r.opts.Cache, cache.GetRequest{Key: c.hash, Threshold: c.r.opts.CacheSetting.Threshold}, cacheMethod)
+	c.report = rep
 	if err != nil {
 		c.r.log.Info("the agent cache did not answer; running live", "error", err)
-		c.report.MissReason = cache.MissStoreUnavailable
 		return nil
 	}
-	c.report.Count, c.report.Threshold = resp.Count, resp.Threshold
-	if !resp.Hit || resp.Entry == nil {
-		c.report.MissReason = resp.MissReason
-		if c.report.MissReason == "" {
-			c.report.MissReason = cache.MissNotCached
-		}
+	if entry == nil {
 		return nil
 	}
-	s, err := c.decode(resp.Entry)
+	s, err := c.decode(entry)
 	if err != nil {
 		c.r.log.Info("the agent cache's entry cannot be replayed; running live", "error", err)
 		c.report.MissReason = cache.MissInvalidEntry
@@ -90,12 +83,10 @@ func (c *serverCache) lookup(ctx context.Context) *stored {
 	return s
 }
 
-// decode reads a served entry: an agent run's, of this version, recorded
-// for what this run is asked, with steps the replayer can run.
+// decode reads a served entry, an agent run's (cache.Lookup checks the
+// method): of this version, recorded for what this run is asked, with
+// steps the replayer can run.
 func (c *serverCache) decode(e *cache.Entry) (*stored, error) {
-	if e.Method != cacheMethod {
-		return nil, fmt.Errorf("the entry is a %q entry", e.Method)
-	}
 	s := &stored{raw: e.Value, usage: e.Usage}
 	if err := json.Unmarshal(e.Value, &s.entry); err != nil {
 		return nil, fmt.Errorf("decoding the entry: %w", err)
@@ -129,9 +120,9 @@ func (c *serverCache) replayFailed() {
 // hit reports a replayed entry and stores it again as it was, so that an
 // entry in use outlives its TTL.
 func (c *serverCache) hit(ctx context.Context, s *stored) {
-	c.report.Status, c.report.MissReason = cache.StatusHit, ""
-	c.report.TokensSaved = s.usage.Saved()
-	c.set(ctx, cache.Entry{Method: cacheMethod, Value: s.raw, Usage: s.usage})
+	e := cache.Entry{Method: cacheMethod, Value: s.raw, Usage: s.usage}
+	c.report = cache.Served(c.report, &e)
+	c.set(ctx, e)
 }
 
 // store writes the entry of a live run that made one (a successful run);
@@ -153,9 +144,7 @@ func (c *serverCache) set(ctx context.Context, e cache.Entry) bool {
 		c.r.log.Info("the agent run's cache entry is too large to store", "bytes", n, "limit", cache.MaxEntryBytes)
 		return false
 	}
-	sctx, cancel := context.WithTimeout(ctx, cache.StoreTimeout)
-	defer cancel()
-	if err := c.r.opts.Cache.Set(sctx, cache.SetRequest{Key: c.hash, Entry: e}); err != nil {
+	if err := cache.Put(ctx, c.r.opts.Cache, c.hash, e); err != nil {
 		c.r.log.Info("storing the agent run's cache entry failed", "error", err)
 		return false
 	}

@@ -77,7 +77,7 @@ func Act(ctx context.Context, e *engine.Engine, c cache.Store, set *cache.Settin
 	if l.err != nil {
 		return nil, cache.Disabled(), l.err
 	}
-	if entry := l.entry(MethodAct); entry != nil {
+	if entry := l.entry(); entry != nil {
 		var v actEntry
 		if err := json.Unmarshal(entry.Value, &v); err != nil || len(v.Actions) == 0 {
 			l.miss(cache.MissInvalidEntry)
@@ -159,7 +159,7 @@ func Observe(ctx context.Context, e *engine.Engine, c cache.Store, set *cache.Se
 	if l.err != nil {
 		return nil, cache.Disabled(), l.err
 	}
-	if entry := l.entry(MethodObserve); entry != nil {
+	if entry := l.entry(); entry != nil {
 		var actions []engine.Action
 		if err := json.Unmarshal(entry.Value, &actions); err != nil || len(actions) == 0 {
 			l.miss(cache.MissInvalidEntry)
@@ -205,7 +205,7 @@ func Extract(ctx context.Context, e *engine.Engine, c cache.Store, set *cache.Se
 	if l.err != nil {
 		return nil, cache.Disabled(), l.err
 	}
-	if entry := l.entry(MethodExtract); entry != nil {
+	if entry := l.entry(); entry != nil {
 		against := schema
 		if against == nil {
 			against = engine.ExtractionSchema()
@@ -231,8 +231,9 @@ type lookup struct {
 	log      *slog.Logger
 	progress func(string)
 	key      string
-	resp     *cache.GetResponse
-	report   cache.Report
+	// served is the entry the store served, nil for none.
+	served *cache.Entry
+	report cache.Report
 	// err is a call that cannot go on: the page could not be read for
 	// the key because the call's context ended.
 	err error
@@ -261,32 +262,21 @@ func begin(ctx context.Context, e *engine.Engine, c cache.Store, set *cache.Sett
 		l.key = ""
 		return l
 	}
-	sctx, cancel := context.WithTimeout(ctx, cache.StoreTimeout)
-	defer cancel()
-	resp, err := c.Get(sctx, cache.GetRequest{Key: l.key, Threshold: threshold})
-	if err != nil {
+	l.served, l.report, err = cache.Lookup(ctx, c, cache.GetRequest{Key: l.key, Threshold: threshold}, in.Method)
+	switch {
+	case err != nil:
 		l.log.Info("the cache did not answer; running live", "method", in.Method, "err", err.Error())
-		l.report = cache.Report{Status: cache.StatusMiss, Threshold: threshold, MissReason: cache.MissStoreUnavailable}
 		// No write either: the store just failed.
 		l.key = ""
-		return l
+	case l.report.MissReason == cache.MissInvalidEntry:
+		l.progress("cache entry not used (" + cache.MissInvalidEntry + "); running live")
 	}
-	l.resp = resp
-	l.report = cache.Report{Status: cache.StatusMiss, Count: resp.Count, Threshold: resp.Threshold, MissReason: resp.MissReason}
 	return l
 }
 
-// entry is the entry to serve, when the store served one of method.
-func (l *lookup) entry(method string) *cache.Entry {
-	if l.resp == nil || !l.resp.Hit || l.resp.Entry == nil {
-		return nil
-	}
-	if l.resp.Entry.Method != method {
-		l.miss(cache.MissInvalidEntry)
-		return nil
-	}
-	return l.resp.Entry
-}
+// entry is the entry to serve, when the store served one of the call's
+// method (cache.Lookup).
+func (l *lookup) entry() *cache.Entry { return l.served }
 
 // miss turns the report into a MISS for reason, for a served entry that
 // could not be used.
@@ -297,8 +287,7 @@ func (l *lookup) miss(reason string) {
 
 // hit is the report of serving entry.
 func (l *lookup) hit(entry *cache.Entry) cache.Report {
-	l.report.Status, l.report.MissReason = cache.StatusHit, ""
-	l.report.TokensSaved = entry.Usage.Saved()
+	l.report = cache.Served(l.report, entry)
 	l.progress("served from the cache")
 	return l.report
 }
@@ -319,13 +308,11 @@ func (l *lookup) store(ctx context.Context, method string, value any, usage llm.
 	if len(raw) == 0 || string(raw) == "null" {
 		return
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cache.StoreTimeout)
-	defer cancel()
-	err = l.c.Set(sctx, cache.SetRequest{Key: l.key, Entry: cache.Entry{
+	err = cache.Put(context.WithoutCancel(ctx), l.c, l.key, cache.Entry{
 		Method: method,
 		Value:  raw,
 		Usage:  cache.Usage{InputTokens: usage.InputTokens, OutputTokens: usage.OutputTokens},
-	}})
+	})
 	if err != nil {
 		l.log.Info("storing a cache entry failed", "method", method, "bytes", len(raw), "err", err.Error())
 	}

@@ -692,6 +692,13 @@ type BrowserSessionStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	PodName string `json:"podName,omitempty"`
 
+	// pool is the BrowserPool whose warm runner the session claimed;
+	// absent, the session's runner was started for it (a cold start).
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Pool string `json:"pool,omitempty"`
+
 	// endpoint is the runner's in-cluster RPC address, `http://<podIP>:<port>`.
 	// Calls to it need the session's runner token.
 	// +optional

@@ -38,7 +38,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &BrowserSession{}, &BrowserSessionList{}, &AgentTask{}, &AgentTaskList{})
+	s.AddKnownTypes(GroupVersion, &BrowserSession{}, &BrowserSessionList{}, &AgentTask{}, &AgentTaskList{}, &BrowserPool{}, &BrowserPoolList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -53,10 +53,23 @@ const (
 	// abandoned by an API restart does not run until its timeout. Sessions
 	// created with kubectl have none.
 	AnnotationClaimDeadline = "browserfleet.io/claim-deadline"
+
+	// LabelPool is the name of the BrowserPool that started a runner pod.
+	// It stays on the pod after a session claims it; the pool's own
+	// (unclaimed) pods are those it controls.
+	LabelPool = "browserfleet.io/pool"
+	// LabelLaunchHash is LaunchHash of the template a pooled runner pod was
+	// started with; a session whose launch-time settings hash the same
+	// claims one.
+	LabelLaunchHash = "browserfleet.io/launch-hash"
 )
 
 // RunnerPodName is the name of a session's runner pod.
 func RunnerPodName(sessionName string) string { return sessionName + "-runner" }
+
+// PoolTokenSecretName is the name of the Secret that holds the token a
+// pool's unclaimed runners accept their claim with.
+func PoolTokenSecretName(poolName string) string { return poolName + "-pool-token" }
 
 // RunnerTokenSecretName is the name of the Secret that holds a session's
 // runner token.

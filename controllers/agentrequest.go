@@ -135,17 +135,22 @@ func agentCacheSetting(task, session *v1alpha1.CacheSpec) *cache.Setting {
 // that each opted in to it (secretrefs.go): the cache the controller
 // checked may lag behind a Secret's deletion or relabelling.
 func readTaskSecrets(ctx context.Context, reader client.Reader, task *v1alpha1.AgentTask) (map[string]*corev1.Secret, error) {
-	refs := taskSecretRefs(&task.Spec)
+	return readSecrets(ctx, reader, task, taskSecretRefs(&task.Spec))
+}
+
+// readSecrets reads the Secrets of refs, of obj's namespace, checking that
+// each opted in to obj. A refusal is a *secretProblem naming the fields.
+func readSecrets(ctx context.Context, reader client.Reader, obj client.Object, refs []secretRef) (map[string]*corev1.Secret, error) {
 	secrets := map[string]*corev1.Secret{}
 	var refused []string
 	for _, name := range secretNames(refs) {
 		s := &corev1.Secret{}
-		err := reader.Get(ctx, types.NamespacedName{Namespace: task.Namespace, Name: name}, s)
+		err := reader.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}, s)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-		case secretOptsIn(&metav1.PartialObjectMetadata{ObjectMeta: s.ObjectMeta}, task):
+		case secretOptsIn(&metav1.PartialObjectMetadata{ObjectMeta: s.ObjectMeta}, obj):
 			secrets[name] = s
 		}
 	}
@@ -154,7 +159,7 @@ func readTaskSecrets(ctx context.Context, reader client.Reader, task *v1alpha1.A
 		switch {
 		case !ok:
 			refused = append(refused, fmt.Sprintf("%s: Secret %q does not exist or is not labelled %s=%s (or =%s)",
-				ref.field, ref.name, v1alpha1.LabelSessionSecret, v1alpha1.SessionSecretAny, task.Name))
+				ref.field, ref.name, v1alpha1.LabelSessionSecret, v1alpha1.SessionSecretAny, obj.GetName()))
 		case ref.key != "":
 			if _, has := s.Data[ref.key]; !has {
 				refused = append(refused, fmt.Sprintf("%s: Secret %q has no key %q", ref.field, ref.name, ref.key))

@@ -43,6 +43,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/quota"
+	"github.com/browserfleet/browserfleet/startlatency"
 )
 
 // StopBrowserFinalizer keeps a BrowserSession until its browser has stopped
@@ -84,6 +85,11 @@ type BrowserSessionReconciler struct {
 	Sessions  SessionConfig
 	Quota     quota.Config
 	Clock     clock.PassiveClock
+	// Claimer hands claimed pool runners their sessions; nil: sessions
+	// never claim one.
+	Claimer *Claimer
+	// starts times sessions' starts (startlatency); nil: not timed.
+	starts *startTracker
 }
 
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browsersessions,verbs=get;list;watch;update;patch;delete
@@ -103,6 +109,9 @@ func (r *BrowserSessionReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return r.reconcileDelete(ctx, session)
 	}
 	if controllerutil.AddFinalizer(session, StopBrowserFinalizer) {
+		// A session without the finalizer is one the manager sees for the
+		// first time: its start is timed from here.
+		r.starts.begin(session, r.Clock.Now())
 		// The update is an event of its own; the next pass goes on from here.
 		return ctrl.Result{}, r.Client.Update(ctx, session)
 	}
@@ -150,12 +159,13 @@ func (r *BrowserSessionReconciler) setExpiry(s *v1alpha1.BrowserSession) []strin
 // follow its pod, and stop it when the session ends.
 func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) error {
 	if sessionOver(&s.Status) {
+		r.forgetStart(s)
 		// A failed session keeps its pod, for its logs, until the session
 		// itself is deleted; a pod deleted all the same is let go once its
 		// summary is taken. The cache is enough: no pod is created for a
 		// session that is over.
 		pod := &corev1.Pod{}
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod)
+		err := r.Client.Get(ctx, runnerPodKey(s), pod)
 		if err != nil || !metav1.IsControlledBy(pod, s) {
 			return client.IgnoreNotFound(err)
 		}
@@ -182,16 +192,24 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 			return err
 		}
 	}
-	pod, err := r.ensureRunnerPod(ctx, s)
+	pod, err := r.ensureRunnerPod(ctx, s, now)
 	if err != nil {
 		return err
 	}
 	if pod == nil {
 		markFailed(s, v1alpha1.BrowserSessionReasonPodDeleted,
-			fmt.Sprintf("runner pod %s disappeared while the session was running", v1alpha1.RunnerPodName(s.Name)), now)
+			fmt.Sprintf("runner pod %s disappeared while the session was running", runnerPodKey(s).Name), now)
 		return nil
 	}
-	observePod(s, pod, now)
+	handingOver, failure := r.handOver(s, pod)
+	if failure != "" {
+		markFailed(s, v1alpha1.BrowserSessionReasonClaimFailed,
+			fmt.Sprintf("the warm runner %s of pool %s could not be handed the session: %s; the runner pod was deleted", pod.Name, s.Status.Pool, failure), now)
+		_, err := r.deleteRunnerPod(ctx, s, now)
+		return err
+	}
+	observePod(s, pod, now, handingOver)
+	r.markStart(s, pod, now)
 	if err := r.collectSummary(ctx, s, pod, now); err != nil {
 		return err
 	}
@@ -203,6 +221,15 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		return err
 	}
 	return nil
+}
+
+// forgetStart drops what the start's timing and hand-over hold of a
+// session that is over or going.
+func (r *BrowserSessionReconciler) forgetStart(s *v1alpha1.BrowserSession) {
+	r.starts.forget(s.UID)
+	if r.Claimer != nil {
+		r.Claimer.Forget(s.UID)
+	}
 }
 
 // startupDeadline is when a session that has never been ready fails: the
@@ -348,10 +375,21 @@ func (r *BrowserSessionReconciler) createTokenSecret(ctx context.Context, s *v1a
 	return nil
 }
 
-// ensureRunnerPod returns the session's runner pod, creating it the first
-// time. It returns nil when a pod the session had is gone.
-func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession) (*corev1.Pod, error) {
-	key := types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}
+// runnerPodKey is the session's runner pod: the pool's runner it claimed,
+// or the one started for it.
+func runnerPodKey(s *v1alpha1.BrowserSession) types.NamespacedName {
+	if s.Status.PodName != "" {
+		return types.NamespacedName{Namespace: s.Namespace, Name: s.Status.PodName}
+	}
+	return types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}
+}
+
+// ensureRunnerPod returns the session's runner pod: the first time, a
+// ready runner of a pool whose template matches the session's launch, or
+// else a pod created for it. It returns nil when a pod the session had is
+// gone.
+func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (*corev1.Pod, error) {
+	key := runnerPodKey(s)
 	pod, err := r.getRunnerPod(ctx, key)
 	if err != nil {
 		return nil, err
@@ -365,6 +403,16 @@ func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alp
 	}
 	if s.Status.PodName != "" {
 		return nil, nil
+	}
+	r.starts.mark(s, startlatency.PhaseAdmitted, now)
+	if pod, err = r.claimedEarlier(ctx, s); err != nil || pod != nil {
+		return pod, err
+	}
+	if pod, err = r.claimWarmRunner(ctx, s); err != nil || pod != nil {
+		if pod != nil {
+			r.starts.mark(s, startlatency.PhasePodCreated, r.Clock.Now())
+		}
+		return pod, err
 	}
 
 	pod, err = constructRunnerPod(s, r.Runner)
@@ -385,6 +433,7 @@ func (r *BrowserSessionReconciler) ensureRunnerPod(ctx context.Context, s *v1alp
 			return nil, fmt.Errorf("getting runner pod: %w", err)
 		}
 	}
+	r.starts.mark(s, startlatency.PhasePodCreated, r.Clock.Now())
 	ctrl.LoggerFrom(ctx).V(1).Info("created runner pod", "pod", key.Name)
 	s.Status.PodName = pod.Name
 	return pod, nil
@@ -412,7 +461,7 @@ func (r *BrowserSessionReconciler) getRunnerPod(ctx context.Context, key types.N
 // gone. A deleted pod goes once the runner's summary is in the status
 // (collectSummary).
 func (r *BrowserSessionReconciler) deleteRunnerPod(ctx context.Context, s *v1alpha1.BrowserSession, now time.Time) (bool, error) {
-	pod, err := r.getRunnerPod(ctx, types.NamespacedName{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)})
+	pod, err := r.getRunnerPod(ctx, runnerPodKey(s))
 	if err != nil {
 		return false, err
 	}
@@ -473,7 +522,7 @@ func (r *BrowserSessionReconciler) forceDeleteOverdue(ctx context.Context, s *v1
 // without its summary, or force-deleted, whichever comes first.
 func (r *BrowserSessionReconciler) podDeadline(ctx context.Context, s *v1alpha1.BrowserSession) (time.Time, bool) {
 	pod := &corev1.Pod{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: v1alpha1.RunnerPodName(s.Name)}, pod); err != nil || !metav1.IsControlledBy(pod, s) {
+	if err := r.Client.Get(ctx, runnerPodKey(s), pod); err != nil || !metav1.IsControlledBy(pod, s) {
 		return time.Time{}, false
 	}
 	next, ok := summaryDeadline(pod)
@@ -535,6 +584,7 @@ func (r *BrowserSessionReconciler) reconcileDelete(ctx context.Context, s *v1alp
 	}
 	orig := s.DeepCopy()
 	now := r.Clock.Now()
+	r.forgetStart(s)
 	over := sessionOver(&s.Status)
 	if !over && !meta.IsStatusConditionTrue(s.Status.Conditions, v1alpha1.BrowserSessionConditionEnding) {
 		markEnding(s, v1alpha1.BrowserSessionReasonDeleted, "the session is being deleted")
@@ -620,9 +670,14 @@ var phaseAction = map[v1alpha1.BrowserSessionPhase]string{
 
 // SetupWithManager registers the reconciler with a manager.
 func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BrowserSession{}).
-		Owns(&corev1.Pod{}).
+		Owns(&corev1.Pod{})
+	if r.Claimer != nil {
+		// The end of a claimed runner's hand-over.
+		b = b.WatchesRawSource(r.Claimer.Source())
+	}
+	return b.
 		// A Secret that opts in wakes the sessions that wait for it.
 		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.sessionsOfSecret)).
 		// A session that ends or goes makes room for those waiting for

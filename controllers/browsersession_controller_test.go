@@ -639,7 +639,8 @@ var _ = Describe("BrowserSession secret references", func() {
 
 var _ = Describe("BrowserSession quota", func() {
 	It("holds a project's sessions beyond its browsers back in creation order, and fails those beyond its live sessions", func(ctx SpecContext) {
-		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: quotaProject}})).To(Succeed())
+		// The pool specs may have made it.
+		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: quotaProject}}))).To(Succeed())
 		keys := make([]types.NamespacedName, 4)
 		for i := range keys {
 			s := wrappers.MakeBrowserSession(fmt.Sprintf("q%d", i), quotaProject).Obj()

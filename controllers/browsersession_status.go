@@ -89,8 +89,10 @@ func markEnded(s *v1alpha1.BrowserSession, now time.Time) {
 	s.Status.Message = "session ended: " + msg
 }
 
-// observePod derives the session's state from its runner pod.
-func observePod(s *v1alpha1.BrowserSession, pod *corev1.Pod, now time.Time) {
+// observePod derives the session's state from its runner pod. handingOver
+// says the pod is a pool's runner that the session claimed and that does
+// not have the session yet (Claimer): it is ready, the session not.
+func observePod(s *v1alpha1.BrowserSession, pod *corev1.Pod, now time.Time, handingOver bool) {
 	switch {
 	case pod.DeletionTimestamp != nil:
 		markFailed(s, v1alpha1.BrowserSessionReasonPodDeleted,
@@ -99,12 +101,16 @@ func observePod(s *v1alpha1.BrowserSession, pod *corev1.Pod, now time.Time) {
 		markFailed(s, v1alpha1.BrowserSessionReasonPodFailed, "runner pod failed: "+podFailure(pod), now)
 	case pod.Status.Phase == corev1.PodSucceeded:
 		markFailed(s, v1alpha1.BrowserSessionReasonRunnerExited, "runner exited before the session ended: "+podFailure(pod), now)
+	case podReady(pod) && pod.Status.PodIP != "" && handingOver:
+		msg := fmt.Sprintf("handing the warm runner %s of pool %s the session", pod.Name, pod.Labels[v1alpha1.LabelPool])
+		setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, v1alpha1.BrowserSessionReasonHandingOver, msg)
+		s.Status.Message = msg
 	case podReady(pod) && pod.Status.PodIP != "":
 		setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonRunnerReady, "the runner is ready")
 		if s.Status.StartedAt == nil {
 			s.Status.StartedAt = &metav1.Time{Time: now}
 		}
-		hostPort := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(rpc.Port)))
+		hostPort := runnerHostPort(pod.Status.PodIP)
 		s.Status.Endpoint = "http://" + hostPort
 		s.Status.CDPURL = "ws://" + hostPort + rpc.CDPPath
 		s.Status.Message = "the runner is ready"
@@ -117,6 +123,11 @@ func observePod(s *v1alpha1.BrowserSession, pod *corev1.Pod, now time.Time) {
 		setSessionCondition(s, v1alpha1.BrowserSessionConditionReady, metav1.ConditionFalse, reason, msg)
 		s.Status.Message = msg
 	}
+}
+
+// runnerHostPort is the address of the runner RPC of the pod at ip.
+func runnerHostPort(ip string) string {
+	return net.JoinHostPort(ip, strconv.Itoa(int(rpc.Port)))
 }
 
 func podReady(pod *corev1.Pod) bool {

@@ -193,22 +193,60 @@ const (
 // group read for the pod's fsGroup, which is the runner's own group.
 const secretFileMode int32 = 0o400
 
-// constructRunnerPod builds a session's runner pod. The pod runs untrusted
-// web content, so it gets no API credentials, no privileges and no writable
-// root filesystem. Its environment holds no secret: the token and every
-// secret the session references are files on read-only, memory-backed
-// volumes (see secretVolumes). Its one writable path besides /tmp and
-// /dev/shm is the small status volume of its termination message, where
-// the runner leaves the summary of its history (runner_summary.go). The
-// owner reference is set by the caller.
+// runnerIdentity is whom a runner pod serves: one session (a cold start),
+// or a warm pool until a session claims it (browserpool_controller.go).
+type runnerIdentity struct {
+	// name is the pod's name; generateName its prefix when name is empty.
+	name, generateName string
+	namespace          string
+	labels             map[string]string
+	// session is the session's name; empty for a pool's runner.
+	session string
+	// pool is the pool's name; empty for a session's runner.
+	pool string
+	// tokenSecret holds the token the runner accepts calls with: the
+	// session's, or the pool's until the claim hands it the session's.
+	tokenSecret string
+	// spec is the session's spec, or the pool's template as one.
+	spec *v1alpha1.BrowserSessionSpec
+	// finalizers of the pod.
+	finalizers []string
+}
+
+// sessionRunner is the identity of a session's own runner pod.
+func sessionRunner(session *v1alpha1.BrowserSession) runnerIdentity {
+	return runnerIdentity{
+		name:        v1alpha1.RunnerPodName(session.Name),
+		namespace:   session.Namespace,
+		labels:      runnerLabels(session),
+		session:     session.Name,
+		tokenSecret: v1alpha1.RunnerTokenSecretName(session.Name),
+		spec:        &session.Spec,
+		finalizers:  []string{RunnerSummaryFinalizer},
+	}
+}
+
+// constructRunnerPod builds a session's runner pod. The owner reference is
+// set by the caller.
 func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*corev1.Pod, error) {
-	spec, err := json.Marshal(effectiveSpec(&session.Spec, cfg))
+	return buildRunnerPod(sessionRunner(session), cfg)
+}
+
+// buildRunnerPod builds a runner pod. The pod runs untrusted web content,
+// so it gets no API credentials, no privileges and no writable root
+// filesystem. Its environment holds no secret: the token and every secret
+// the spec references are files on read-only, memory-backed volumes (see
+// secretVolumes). Its one writable path besides /tmp and /dev/shm is the
+// small status volume of its termination message, where the runner leaves
+// the summary of its history (runner_summary.go).
+func buildRunnerPod(id runnerIdentity, cfg RunnerConfig) (*corev1.Pod, error) {
+	spec, err := json.Marshal(effectiveSpec(id.spec, cfg))
 	if err != nil {
 		return nil, fmt.Errorf("encoding session spec: %w", err)
 	}
 	env := []corev1.EnvVar{
-		{Name: rpc.EnvSessionName, Value: session.Name},
-		{Name: rpc.EnvNamespace, Value: session.Namespace},
+		{Name: rpc.EnvSessionName, Value: id.session},
+		{Name: rpc.EnvNamespace, Value: id.namespace},
 		{Name: rpc.EnvSession, Value: string(spec)},
 		{Name: rpc.EnvPodIP, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		// Chromium writes its profile and caches under $HOME; the root
@@ -217,16 +255,20 @@ func constructRunnerPod(session *v1alpha1.BrowserSession, cfg RunnerConfig) (*co
 		// Where the runner leaves the summary of its history.
 		{Name: rpc.EnvTerminationMessagePath, Value: rpc.TerminationMessagePath},
 	}
-	volumes, mounts, dirEnv := secretVolumes(session)
+	if id.pool != "" {
+		env = append(env, corev1.EnvVar{Name: rpc.EnvPool, Value: id.pool})
+	}
+	volumes, mounts, dirEnv := secretVolumes(id.spec, id.tokenSecret)
 	env = append(env, dirEnv...)
-	env = append(env, runnerTraceEnv(session, cfg)...)
+	env = append(env, runnerTraceEnv(id, cfg)...)
 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       v1alpha1.RunnerPodName(session.Name),
-			Namespace:  session.Namespace,
-			Labels:     runnerLabels(session),
-			Finalizers: []string{RunnerSummaryFinalizer},
+			Name:         id.name,
+			GenerateName: id.generateName,
+			Namespace:    id.namespace,
+			Labels:       id.labels,
+			Finalizers:   id.finalizers,
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
@@ -316,14 +358,19 @@ func runnerArgs(cfg RunnerConfig) []string {
 // variables), when cfg names a collector: it follows the API's sampling
 // decision, and its spans name the session's namespace, pod and id. The
 // collector is the operator's: no secret goes with it.
-func runnerTraceEnv(session *v1alpha1.BrowserSession, cfg RunnerConfig) []corev1.EnvVar {
+func runnerTraceEnv(id runnerIdentity, cfg RunnerConfig) []corev1.EnvVar {
 	if cfg.OTLPEndpoint == "" {
 		return nil
 	}
 	// Names of Kubernetes objects need no escaping in the W3C baggage
-	// format of OTEL_RESOURCE_ATTRIBUTES.
+	// format of OTEL_RESOURCE_ATTRIBUTES. A pool's runner is named by its
+	// pool: its pod's name is the API server's to choose, and its session
+	// comes later.
 	attrs := fmt.Sprintf("k8s.namespace.name=%s,k8s.pod.name=%s,browserfleet.session.id=%s",
-		session.Namespace, v1alpha1.RunnerPodName(session.Name), session.Name)
+		id.namespace, id.name, id.session)
+	if id.pool != "" {
+		attrs = fmt.Sprintf("k8s.namespace.name=%s,browserfleet.pool=%s", id.namespace, id.pool)
+	}
 	return []corev1.EnvVar{
 		{Name: tracing.EnvEndpoint, Value: cfg.OTLPEndpoint},
 		{Name: tracing.EnvProtocol, Value: tracing.ProtocolHTTPProtobuf},
@@ -356,9 +403,9 @@ func executableRefusal(spec *v1alpha1.BrowserSessionSpec, cfg RunnerConfig) stri
 // All are read-only, memory-backed (the kubelet keeps Secret volumes in
 // tmpfs) and mode 0400 under the pod's fsGroup. dirEnv names the
 // directories for the runner.
-func secretVolumes(session *v1alpha1.BrowserSession) (volumes []corev1.Volume, mounts []corev1.VolumeMount, dirEnv []corev1.EnvVar) {
-	sources := []corev1.VolumeProjection{secretProjection(v1alpha1.RunnerTokenSecretName(session.Name), rpc.TokenSecretKey, rpc.FileToken)}
-	for _, ref := range sessionSecretRefs(&session.Spec) {
+func secretVolumes(spec *v1alpha1.BrowserSessionSpec, tokenSecret string) (volumes []corev1.Volume, mounts []corev1.VolumeMount, dirEnv []corev1.EnvVar) {
+	sources := []corev1.VolumeProjection{secretProjection(tokenSecret, rpc.TokenSecretKey, rpc.FileToken)}
+	for _, ref := range sessionSecretRefs(spec) {
 		if ref.file != "" {
 			sources = append(sources, secretProjection(ref.name, ref.key, ref.file))
 		}
@@ -369,7 +416,7 @@ func secretVolumes(session *v1alpha1.BrowserSession) (volumes []corev1.Volume, m
 	mounts = append(mounts, corev1.VolumeMount{Name: secretsVolume, MountPath: rpc.SecretsDir, ReadOnly: true})
 	dirEnv = append(dirEnv, corev1.EnvVar{Name: rpc.EnvSecretsDir, Value: rpc.SecretsDir})
 
-	if ref := session.Spec.Model.HeadersSecretRef; ref != nil {
+	if ref := spec.Model.HeadersSecretRef; ref != nil {
 		volumes = append(volumes, corev1.Volume{Name: modelHeadersVolume, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: ref.Name, DefaultMode: ptr.To(secretFileMode)},
 		}})

@@ -223,7 +223,7 @@ func TestSecretVolumes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := wrappers.MakeBrowserSession("s", "ns").Obj()
 			s.Spec = tc.spec
-			volumes, mounts, env := secretVolumes(s)
+			volumes, mounts, env := secretVolumes(&s.Spec, v1alpha1.RunnerTokenSecretName(s.Name))
 			got := want{Files: map[string]string{}, Dirs: map[string]string{}, Env: map[string]string{}}
 			byName := map[string]corev1.Volume{}
 			for _, v := range volumes {

@@ -186,9 +186,25 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Sessions:  opts.Sessions,
 		Quota:     opts.Quota,
 		Clock:     clock.RealClock{},
+		Claimer:   NewClaimer(mgr.GetAPIReader(), opts.Runner, mgr.GetLogger().WithName("pool-claimer")),
+		starts:    newStartTracker(startLatency),
+	}
+	if err := mgr.Add(sessions.Claimer); err != nil {
+		return fmt.Errorf("adding the pool claimer: %w", err)
 	}
 	if err := sessions.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the BrowserSession controller: %w", err)
+	}
+	pools := &BrowserPoolReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("browserpool-controller"),
+		Runner:    opts.Runner,
+		Quota:     opts.Quota,
+	}
+	if err := pools.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the BrowserPool controller: %w", err)
 	}
 	if err := opts.Tasks.validate(); err != nil {
 		return err

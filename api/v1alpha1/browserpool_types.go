@@ -43,8 +43,9 @@ type BrowserPoolSpec struct {
 	// template's claims a ready runner of the pool; any other session
 	// starts cold. Settings a session may change (its model, prompts,
 	// cache, timeout, keepAlive, userMetadata) are not in it: they are
-	// applied when a session claims a runner.
-	// +required
+	// applied when a session claims a runner. Empty, it is the launch of a
+	// session that sets no browser settings.
+	// +optional
 	Template BrowserPoolTemplate `json:"template,omitzero"`
 }
 
@@ -52,7 +53,6 @@ type BrowserPoolSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.browser) || !has(self.browser.cdpUrlSecretRef)",message="a pool launches its browsers: a session that attaches to one at cdpUrlSecretRef never claims a pooled runner",fieldPath=".browser.cdpUrlSecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudSessionCreateParams) || !has(self.cloudSessionCreateParams.timeoutSeconds)",message="timeoutSeconds is the session's own, applied when it claims a runner",fieldPath=".cloudSessionCreateParams.timeoutSeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudSessionCreateParams) || !has(self.cloudSessionCreateParams.keepAlive)",message="keepAlive is the session's own, applied when it claims a runner",fieldPath=".cloudSessionCreateParams.keepAlive"
-// +kubebuilder:validation:XValidation:rule="!has(self.cloudSessionCreateParams) || !has(self.cloudSessionCreateParams.userMetadata)",message="userMetadata is the session's own",fieldPath=".cloudSessionCreateParams.userMetadata"
 // +kubebuilder:validation:XValidation:rule="!has(self.cloudSessionCreateParams) || !has(self.cloudSessionCreateParams.browserSettings) || !has(self.cloudSessionCreateParams.browserSettings.context)",message="a persistent context belongs to one session at a time: sessions with a context start cold",fieldPath=".cloudSessionCreateParams.browserSettings.context"
 type BrowserPoolTemplate struct {
 	// browser selects and configures the browser, as a session's browser
@@ -62,6 +62,7 @@ type BrowserPoolTemplate struct {
 
 	// cloudSessionCreateParams are a cloud browser's launch-time settings:
 	// browserSettings (but context), extensionId, proxies and region.
+	// userMetadata is ignored here: it is each session's own.
 	// +optional
 	CloudSessionCreateParams *CloudSessionCreateParams `json:"cloudSessionCreateParams,omitempty"`
 }
@@ -144,6 +145,7 @@ type BrowserPoolStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Claimed",type=integer,JSONPath=`.status.claimedReplicas`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 57",message="metadata.name must be at most 57 characters: it labels the pool's runner pods, whose names add 6"
 type BrowserPool struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -659,6 +659,13 @@ const (
 	// running as its quota allows, and this one waits (Ready False); or as
 	// many live sessions, and this one fails.
 	BrowserSessionReasonQuotaExceeded = "QuotaExceeded"
+	// BrowserSessionReasonHandingOver: the session claimed a ready runner
+	// of a BrowserPool, and the manager is handing it the session.
+	BrowserSessionReasonHandingOver = "HandingOver"
+	// BrowserSessionReasonClaimFailed: the session claimed a runner of a
+	// BrowserPool, and the runner could not be handed the session; the
+	// runner pod is deleted.
+	BrowserSessionReasonClaimFailed = "ClaimFailed"
 	// BrowserSessionReasonQuotaAdmitted: a session that waited for its
 	// quota got its turn (QuotaExceeded False).
 	BrowserSessionReasonQuotaAdmitted = "Admitted"

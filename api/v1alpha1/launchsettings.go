@@ -42,21 +42,22 @@ func LaunchSettingsOf(spec *BrowserSessionSpec) (t BrowserPoolTemplate, ok bool)
 	if t.Browser != nil && t.Browser.CDPURLSecretRef != nil {
 		return t, false
 	}
-	if c := t.CloudSessionCreateParams; c != nil {
-		if c.BrowserSettings != nil && c.BrowserSettings.Context != nil {
-			return t, false
-		}
-		c.TimeoutSeconds = 0
-		c.KeepAlive = nil
-		c.UserMetadata = nil
+	if c := t.CloudSessionCreateParams; c != nil && c.BrowserSettings != nil && c.BrowserSettings.Context != nil {
+		return t, false
 	}
 	return NormalizeTemplate(t), true
 }
 
 // NormalizeTemplate returns t with the defaults the API server would set
-// made explicit and empty parts dropped.
+// made explicit, the claim-time settings (timeoutSeconds, keepAlive,
+// userMetadata) dropped, and empty parts dropped.
 func NormalizeTemplate(t BrowserPoolTemplate) BrowserPoolTemplate {
 	out := *t.DeepCopy()
+	if c := out.CloudSessionCreateParams; c != nil {
+		c.TimeoutSeconds = 0
+		c.KeepAlive = nil
+		c.UserMetadata = nil
+	}
 	if out.Browser == nil {
 		out.Browser = &BrowserConfig{}
 	}

@@ -123,8 +123,10 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusGatewayTimeout
 	case CodeSessionBusy, CodeBudgetExceeded:
 		return http.StatusTooManyRequests
-	case CodeAgentBusy:
+	case CodeAgentBusy, CodeNotClaimed, CodeAlreadyClaimed:
 		return http.StatusConflict
+	case CodeLaunchMismatch:
+		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError
 	}

@@ -166,3 +166,30 @@ func (w *AgentTaskWrapper) MaxSteps(n int32) *AgentTaskWrapper {
 	w.Spec.ExecuteOptions.MaxSteps = n
 	return w
 }
+
+// BrowserPoolWrapper builds a BrowserPool.
+type BrowserPoolWrapper struct{ v1alpha1.BrowserPool }
+
+// MakeBrowserPool starts a BrowserPool of replicas runners whose template
+// is the default launch (what a session with no browser settings has).
+func MakeBrowserPool(name, ns string, replicas int32) *BrowserPoolWrapper {
+	return &BrowserPoolWrapper{v1alpha1.BrowserPool{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec:       v1alpha1.BrowserPoolSpec{Replicas: ptr.To(replicas)},
+	}}
+}
+
+// Obj returns the built object.
+func (w *BrowserPoolWrapper) Obj() *v1alpha1.BrowserPool { return &w.BrowserPool }
+
+// Browser sets the template's browser.
+func (w *BrowserPoolWrapper) Browser(b *v1alpha1.BrowserConfig) *BrowserPoolWrapper {
+	w.Spec.Template.Browser = b
+	return w
+}
+
+// Cloud sets the template's cloudSessionCreateParams.
+func (w *BrowserPoolWrapper) Cloud(p *v1alpha1.CloudSessionCreateParams) *BrowserPoolWrapper {
+	w.Spec.Template.CloudSessionCreateParams = p
+	return w
+}

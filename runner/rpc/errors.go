@@ -117,13 +117,13 @@ func HTTPStatus(code ErrorCode) int {
 		return StatusClientClosedRequest
 	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError, CodeRunnerUnreachable:
 		return http.StatusBadGateway
-	case CodeSchemaViolation, CodeBatchScriptError, CodeBatchLimit:
+	case CodeSchemaViolation, CodeBatchScriptError, CodeBatchLimit, CodeLaunchMismatch:
 		return http.StatusUnprocessableEntity
 	case CodeBatchDeadline:
 		return http.StatusGatewayTimeout
 	case CodeSessionBusy, CodeBudgetExceeded:
 		return http.StatusTooManyRequests
-	case CodeAgentBusy:
+	case CodeAgentBusy, CodeNotClaimed, CodeAlreadyClaimed:
 		return http.StatusConflict
 	default:
 		return http.StatusInternalServerError

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command runner is the process of a browser-runner pod: it launches the
 // session's Chromium (or attaches to its cdpUrl) and serves the runner RPC
-// on port 8080. The manager configures it through the environment, which
+// on port 8080; a warm pool's runner (BROWSERFLEET_POOL) starts its pool's
+// browser and waits for a session to claim it. The manager configures it through the environment, which
 // holds no secret, and the secret files of the directories it names (see
 // runner/rpc); flags only tune the process.
 package main

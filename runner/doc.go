@@ -19,9 +19,11 @@ limitations under the License.
 // page (runner/operations, over the engine), and the RPC server the API and
 // manager pods call on port 8080 (runner/rpcserver), until SIGTERM. The
 // configuration comes from the pod's environment and Secret volume
-// (runner/config); the contract with its callers is runner/rpc.
+// (runner/config); the contract with its callers is runner/rpc. A warm
+// pool's runner starts its pool's browser ahead of any session and serves
+// the session that claims it (pool.go).
 //
 // docs/runner.md records the decisions: the environment contract, launch
 // settings, the egress gate, supervision and crashes, the RPC and its
-// errors, the CDP proxy.
+// errors, the CDP proxy, warm pools.
 package runner

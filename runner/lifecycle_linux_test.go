@@ -75,14 +75,22 @@ func chromiumProcesses(t *testing.T, dataDir string) []int {
 // startRun runs Run in the background and waits for /healthz to turn 200.
 func startRun(t *testing.T, cfg *config.Config, engine operations.Interface) (base string, cancel context.CancelFunc, result <-chan error, logs *runnertest.SyncBuffer) {
 	t.Helper()
+	return startRunWith(t, cfg, Options{Operations: engine})
+}
+
+// startRunWith is startRun with opts; their Logger and Listener are the
+// test's.
+func startRunWith(t *testing.T, cfg *config.Config, opts Options) (base string, cancel context.CancelFunc, result <-chan error, logs *runnertest.SyncBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	log, buf := runnertest.Logger(t)
+	opts.Logger, opts.Listener = log, ln
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan error, 1)
-	go func() { ch <- Run(ctx, cfg, Options{Operations: engine, Logger: log, Listener: ln}) }()
+	go func() { ch <- Run(ctx, cfg, opts) }()
 	base = "http://" + ln.Addr().String()
 	runnertest.WaitFor(t, "the runner to be ready", func() bool {
 		resp, err := http.Get(base + rpc.HealthPath)

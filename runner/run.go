@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
-	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
@@ -37,10 +36,12 @@ import (
 // Options are the parts of a runner that are not configuration.
 type Options struct {
 	// Operations performs the operations; nil means
-	// operations.NewAutomation(cfg, Logger), over the session's spec.
+	// operations.NewAutomation(cfg, Logger), over the session's spec (for
+	// a pooled runner, the claiming session's).
 	Operations operations.Interface
 	// Logger receives the runner's logs; nil means slog.Default(). Every
-	// line carries the session's name.
+	// line carries the session's name (a pooled runner's, the pool's, and
+	// the session's once claimed).
 	Logger *slog.Logger
 	// Listener, when set, is served instead of listening on
 	// cfg.Address().
@@ -48,6 +49,10 @@ type Options struct {
 	// TracerProvider makes a span of each operation call, continuing the
 	// API's trace; nil: none.
 	TracerProvider trace.TracerProvider
+	// OnClaim, when set, is called with the claiming session's
+	// configuration when a session claims a pooled runner, before the
+	// claim is answered (cmd/runner sets the log level from its verbose).
+	OnClaim func(*config.Config)
 }
 
 // ErrBrowserCrashed is what Run returns when the browser crashed and
@@ -62,6 +67,14 @@ var ErrBrowserCrashed = errors.New("the browser crashed")
 // cfg.TerminationMessagePath and returns nil. It returns an error when the
 // browser cannot start, when the server fails, and, with a CrashExitDelay,
 // after the browser crashed.
+//
+// A warm pool's runner (cfg.Pool) starts the browser of the pool's
+// template (cfg.Spec) and, until a session claims it (rpc.ClaimPath, with
+// the pool's token cfg.Token), serves /healthz and answers NOT_CLAIMED to
+// everything else; the claim applies the session (config.ApplyClaim),
+// connects its services and switches every later request to the session's
+// server, as if the runner had been started for it. Stopped unclaimed, it
+// closes the browser and writes no summary.
 func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	if err := errors.Join(cfg.Validate(), chromium.ValidateSettings(cfg)); err != nil {
 		return err
@@ -70,7 +83,11 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	log = log.With("session", cfg.SessionName)
+	if cfg.Pool != "" {
+		log = log.With("pool", cfg.Pool)
+	} else {
+		log = log.With("session", cfg.SessionName)
+	}
 
 	ln := opts.Listener
 	if ln == nil {
@@ -82,21 +99,21 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	// No page may reach the runner's own RPC, whatever the operator
 	// allows.
 	cfg.Egress.DenyOwn(ln.Addr())
-	ops := opts.Operations
-	if ops == nil {
-		ops = operations.NewAutomation(cfg, log)
+	f := newFront(cfg, opts, log)
+	// The session's log, once there is one.
+	logger := func() *slog.Logger {
+		if s := f.claimed(); s != nil {
+			return s.log
+		}
+		return log
 	}
-	srv := rpcserver.NewServer(rpcserver.ServerOptions{
-		Token:               cfg.Token,
-		Operations:          ops,
-		Logger:              log,
-		DOMSettleTimeout:    time.Duration(ptr.Deref(cfg.Spec.DOMSettleTimeoutMs, 0)) * time.Millisecond,
-		MaxQueuedOperations: cfg.MaxQueuedOperations,
-		TracerProvider:      opts.TracerProvider,
-	})
-	defer func() { rpcserver.WriteSummary(cfg.TerminationMessagePath, srv.History(), err != nil, log) }()
+	defer func() {
+		if s := f.claimed(); s != nil {
+			rpcserver.WriteSummary(cfg.TerminationMessagePath, s.srv.History(), err != nil, s.log)
+		}
+	}()
 	httpSrv := &http.Server{
-		Handler:           srv,
+		Handler:           f,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
@@ -115,17 +132,22 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 		log.Error("the browser did not start", "err", err)
 		return err
 	}
-	srv.SetBrowser(b)
+	f.setBrowser(b)
+	if cfg.Pool != "" {
+		log.Info("the browser is ready to be claimed")
+	}
 
 	stop := func() error {
-		srv.BeginShutdown()
+		s := f.beginShutdown()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 		defer cancel()
-		// An agent task's run ends within moments of its cancellation;
-		// waiting for it lets its followers read its final state and the
-		// history (and so the summary) count it.
-		if err := srv.AgentTasks().Wait(sctx); err != nil {
-			log.Warn("an agent task did not stop in time", "err", err)
+		if s != nil {
+			// An agent task's run ends within moments of its
+			// cancellation; waiting for it lets its followers read its
+			// final state and the history (and so the summary) count it.
+			if err := s.srv.AgentTasks().Wait(sctx); err != nil {
+				s.log.Warn("an agent task did not stop in time", "err", err)
+			}
 		}
 		// Operations were cancelled; their handlers return at once.
 		shutdownHTTP(httpSrv, min(cfg.ShutdownTimeout/3, 3*time.Second))
@@ -137,15 +159,15 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	for {
 		select {
 		case <-ctx.Done():
-			log.Info("stopping", "cause", context.Cause(ctx))
+			logger().Info("stopping", "cause", context.Cause(ctx))
 			if err := stop(); err != nil {
-				log.Warn("closing the browser left something behind", "err", err)
+				logger().Warn("closing the browser left something behind", "err", err)
 			}
 			return nil
 		case <-gone:
 			gone = nil
 			if b.Err() != nil && cfg.CrashExitDelay > 0 {
-				log.Info("exiting after the browser crash", "in", cfg.CrashExitDelay)
+				logger().Info("exiting after the browser crash", "in", cfg.CrashExitDelay)
 				crashed = time.After(cfg.CrashExitDelay)
 			}
 		case <-crashed:

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command runner is the process of a browser-runner pod: it launches the
 // session's Chromium (or attaches to its cdpUrl) and serves the runner RPC
-// on port 8080. The manager configures it through the environment, which
+// on port 8080; a warm pool's runner (BROWSERFLEET_POOL) starts its pool's
+// browser and waits for a session to claim it. The manager configures it through the environment, which
 // holds no secret, and the secret files of the directories it names (see
 // runner/rpc); flags only tune the process.
 package main
@@ -31,15 +32,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/browserfleet/browserfleet/cache"
-	"github.com/browserfleet/browserfleet/gateway"
 	"github.com/browserfleet/browserfleet/runner"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/egress"
-	"github.com/browserfleet/browserfleet/runner/operations"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/runner/rpcserver"
-	"github.com/browserfleet/browserfleet/search"
 )
 
 func main() {
@@ -96,43 +93,26 @@ func run() int {
 	cfg.AllowedExecutables = allowed
 	cfg.Egress = egress.NewPolicy(egressCfg)
 	cfg.ServicesURL = *servicesURL
-	if *servicesURL != "" && *modelGateway {
-		// Like the search relay, the gateway is the operator's: its calls
-		// do not pass the egress gate.
-		gw, err := gateway.NewRunnerEndpoint(*servicesURL, cfg.Namespace+"/"+cfg.SessionName, cfg.Token.Reveal(), nil)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "runner:", err)
-			return 2
-		}
-		cfg.Gateway = gw
+	cfg.ModelGateway = *modelGateway
+	cfg.SearchURL = *searchURL
+	// A pooled runner connects them for the session that claims it.
+	connect := cfg.ConnectServices
+	if cfg.Pool != "" {
+		connect = cfg.CheckServices
 	}
-	if *searchURL != "" {
-		// The relay is the operator's (the manager passes its address),
-		// so its calls do not pass the egress gate, which is for what
-		// tenants make the runner reach.
-		s, err := search.NewRelayClient(*searchURL, cfg.Namespace+"/"+cfg.SessionName, cfg.Token.Reveal(), nil)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "runner:", err)
-			return 2
-		}
-		cfg.Search = s
-	}
-	if *servicesURL != "" {
-		// The API's runner listener is the operator's too: its calls
-		// skip the egress gate, as the relay's do.
-		c, err := cache.NewClient(cache.ClientOptions{BaseURL: *servicesURL, Runner: true, Session: cfg.Namespace + "/" + cfg.SessionName, Token: cfg.Token.Reveal()})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "runner:", err)
-			return 2
-		}
-		cfg.Cache = c
+	if err := connect(); err != nil {
+		fmt.Fprintln(os.Stderr, "runner:", err)
+		return 2
 	}
 
-	level, err := parseLevel(*logLevel, cfg.Spec.Verbose)
+	l, err := parseLevel(*logLevel, cfg.Spec.Verbose)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		return 2
 	}
+	// A pooled runner learns the session's verbose at the claim.
+	level := &slog.LevelVar{}
+	level.Set(l)
 	hopts := &slog.HandlerOptions{Level: level}
 	var handler slog.Handler
 	switch *logFormat {
@@ -165,16 +145,22 @@ func run() int {
 		defer flushTraces(tp, log)
 	}
 
-	// The operations: the engine over the session's model, systemPrompt
-	// and selfHeal, with the secrets the manager put in the environment.
-	ops := operations.NewAutomation(cfg, log.With("session", cfg.SessionName))
-	ropts := runner.Options{Operations: ops, Logger: log}
+	// The operations are the engine over the session's model,
+	// systemPrompt and selfHeal (runner.Run makes them, at the claim for a
+	// pooled runner).
+	ropts := runner.Options{Logger: log, OnClaim: func(claimed *config.Config) {
+		if *logLevel == "" {
+			// The flag was checked above; verbose maps without error.
+			l, _ := parseLevel("", claimed.Spec.Verbose)
+			level.Set(l)
+		}
+	}}
 	if tp != nil {
 		ropts.TracerProvider = tp
 	}
 	err = runner.Run(ctx, cfg, ropts)
 	if err != nil {
-		log.Error("runner failed", "session", cfg.SessionName, "err", err)
+		log.Error("runner failed", "session", cfg.SessionName, "pool", cfg.Pool, "err", err)
 		return 1
 	}
 	return 0

@@ -64,15 +64,21 @@ func FindChromium() (string, error) {
 // Config is everything a runner needs: the session it serves, the secrets
 // the manager mounted for it, and process-level settings from flags.
 type Config struct {
+	// Pool names the BrowserPool that started the runner (rpc.EnvPool):
+	// the runner then starts the browser Spec describes, the pool's
+	// template, and waits for a session to claim it (ApplyClaim). Empty:
+	// the runner was started for the session SessionName names.
+	Pool string
 	// SessionName is the BrowserSession's name, the session id. It labels
-	// every log line.
+	// every log line. A pooled runner has none until it is claimed.
 	SessionName string
 	// Namespace is the BrowserSession's namespace.
 	Namespace string
 	// Spec is the session's spec. It holds secret references only; the
 	// values are in Secrets.
 	Spec v1alpha1.BrowserSessionSpec
-	// Token is the runner token every call but /healthz must present.
+	// Token is the runner token every call but /healthz must present: a
+	// pooled runner's is its pool's until a claim hands it the session's.
 	Token Secret
 	// PodIP is the pod's IP; the RPC listens on it unless ListenAddress is
 	// set.
@@ -118,19 +124,29 @@ type Config struct {
 	// session's history in when it stops (rpc.EnvTerminationMessagePath);
 	// empty: none.
 	TerminationMessagePath string
-	// Search is the operator's web search, through the API's relay
-	// (rpc.FlagSearchURL); nil: the agent has no search tool.
-	Search search.Searcher
+	// SearchURL is the URL of the API's search relay (rpc.FlagSearchURL);
+	// empty: the agent has no search tool.
+	SearchURL string
 	// ServicesURL is the base URL of the API's runner listener
 	// (rpc.FlagServicesURL), where the server-side cache and the model
 	// gateway are; empty: neither.
 	ServicesURL string
+	// ModelGateway says that the API at ServicesURL serves the model
+	// gateway (rpc.FlagModelGateway).
+	ModelGateway bool
+
+	// Search is the operator's web search, through the API's relay at
+	// SearchURL; nil: the agent has no search tool. ConnectServices sets
+	// it.
+	Search search.Searcher
 	// Gateway is the model gateway, through the API's runner listener
 	// (gateway.NewRunnerEndpoint on ServicesURL); nil: none, and a model
-	// without a key of its own is called without one.
+	// without a key of its own is called without one. ConnectServices
+	// sets it.
 	Gateway *gateway.Endpoint
 	// Cache is the server-side cache, through the API's runner listener
 	// (cache.Client on ServicesURL); nil: every call is DISABLED.
+	// ConnectServices sets it.
 	Cache cache.Store
 }
 
@@ -179,6 +195,7 @@ func FromEnv(environ []string) (*Config, error) {
 		}
 	}
 	cfg := &Config{
+		Pool:        env[rpc.EnvPool],
 		SessionName: env[rpc.EnvSessionName],
 		Namespace:   env[rpc.EnvNamespace],
 		PodIP:       env[rpc.EnvPodIP],
@@ -310,6 +327,9 @@ func (c *Config) Validate() error {
 	var errs []error
 	if c.Token.IsZero() {
 		errs = append(errs, fmt.Errorf("the runner token (file %s) is missing or empty: the runner refuses to serve without one", rpc.FileToken))
+	}
+	if c.Pool != "" && c.SessionName != "" {
+		errs = append(errs, fmt.Errorf("pool %s started the runner for session %s: a pooled runner gets its session when it is claimed", c.Pool, c.SessionName))
 	}
 	if c.ChromiumPath == "" {
 		errs = append(errs, errors.New("the chromium path is empty"))

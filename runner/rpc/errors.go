@@ -117,7 +117,7 @@ func HTTPStatus(code ErrorCode) int {
 		return StatusClientClosedRequest
 	case CodeNavigationFailed, CodeProxyAuthFailed, CodeModelError, CodeRunnerUnreachable:
 		return http.StatusBadGateway
-	case CodeSchemaViolation, CodeBatchScriptError, CodeBatchLimit:
+	case CodeSchemaViolation, CodeBatchScriptError, CodeBatchLimit, CodeLaunchMismatch:
 		return http.StatusUnprocessableEntity
 	case CodeBatchDeadline:
 		return http.StatusGatewayTimeout

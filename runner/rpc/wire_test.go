@@ -195,6 +195,9 @@ func TestError(t *testing.T) {
 		CodeModelError:       http.StatusBadGateway,
 		CodeNavigationFailed: http.StatusBadGateway,
 		CodeEngineError:      http.StatusInternalServerError,
+		CodeNotClaimed:       http.StatusConflict,
+		CodeAlreadyClaimed:   http.StatusConflict,
+		CodeLaunchMismatch:   http.StatusUnprocessableEntity,
 	} {
 		if got := HTTPStatus(code); got != status {
 			t.Errorf("HTTPStatus(%s) = %d, want %d", code, got, status)

@@ -154,6 +154,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// WriteJSON answers with v as the server answers its calls; a pooled
+// runner's front (package runner) answers the same way.
+func WriteJSON(w http.ResponseWriter, status int, v any) { writeJSON(w, status, v) }
+
+// WriteError answers a failed call as the server does: e, with
+// rpc.HTTPStatus(e.Code).
+func WriteError(w http.ResponseWriter, e *rpc.Error) { writeError(w, e) }
+
 func writeError(w http.ResponseWriter, e *rpc.Error) {
 	writeJSON(w, rpc.HTTPStatus(e.Code), e)
 }

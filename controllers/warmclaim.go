@@ -113,7 +113,6 @@ func claimable(pods []corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-
 // claimedEarlier finds a runner the session claimed in an earlier pass
 // whose status write was lost (its podName names neither pod): read past
 // the cache, which may not show the claim yet, so that the session never

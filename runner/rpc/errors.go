@@ -125,8 +125,6 @@ func HTTPStatus(code ErrorCode) int {
 		return http.StatusTooManyRequests
 	case CodeAgentBusy, CodeNotClaimed, CodeAlreadyClaimed:
 		return http.StatusConflict
-	case CodeLaunchMismatch:
-		return http.StatusUnprocessableEntity
 	default:
 		return http.StatusInternalServerError
 	}

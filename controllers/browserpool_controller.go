@@ -172,7 +172,7 @@ type poolRunners struct {
 }
 
 func (r *BrowserPoolReconciler) reconcileRunners(ctx context.Context, pool *v1alpha1.BrowserPool) error {
-	tmpl := v1alpha1.NormalizeTemplate(pool.Spec.Template)
+	tmpl := v1alpha1.NormalizeTemplate(ptr.Deref(pool.Spec.Template, v1alpha1.BrowserPoolTemplate{}))
 	hash := v1alpha1.LaunchHash(tmpl)
 	pool.Status.LaunchHash = hash
 	pool.Status.Selector = idleSelector(pool.Name).String()

@@ -363,7 +363,8 @@ func TestUnclaimedPooledRunnerStops(t *testing.T) {
 	if _, err := os.Stat(cfg.TerminationMessagePath); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("an unclaimed runner left a termination message (%v)", err)
 	}
-	if _, err := http.Get(base + rpc.HealthPath); err == nil {
+	if resp, err := http.Get(base + rpc.HealthPath); err == nil {
+		_ = resp.Body.Close()
 		t.Error("the runner still serves after Run returned")
 	}
 	runnertest.WantContains(t, "log", logs.String(), "pool=warm", "browser closed")

@@ -27,6 +27,7 @@ const MaxPoolReplicas = 100
 // BrowserPoolSpec is a warm pool: runners started ahead of sessions with
 // the pool's launch-time settings, each waiting for one session to claim
 // it.
+// +kubebuilder:validation:MinProperties=1
 type BrowserPoolSpec struct {
 	// replicas is how many unclaimed runners the pool keeps, ready or
 	// starting. A claimed runner leaves the pool and the pool starts
@@ -46,7 +47,7 @@ type BrowserPoolSpec struct {
 	// applied when a session claims a runner. Empty, it is the launch of a
 	// session that sets no browser settings.
 	// +optional
-	Template BrowserPoolTemplate `json:"template,omitzero"`
+	Template *BrowserPoolTemplate `json:"template,omitempty"`
 }
 
 // BrowserPoolTemplate holds the launch-time part of a BrowserSessionSpec.

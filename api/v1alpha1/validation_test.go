@@ -345,6 +345,35 @@ var _ = Describe("Launch options", func() {
 	})
 })
 
+var _ = Describe("BrowserPool validation", func() {
+	var ns string
+	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
+	pool := func(name, spec string) string {
+		return "apiVersion: browserfleet.io/v1alpha1\nkind: BrowserPool\nmetadata: {name: " + name + "}\nspec: " + spec + "\n"
+	}
+
+	It("defaults replicas to 1", func(ctx SpecContext) {
+		Expect(apply(ctx, ns, pool("p", "{template: {}}"))).To(Succeed())
+		got := &v1alpha1.BrowserPool{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p"}, got)).To(Succeed())
+		Expect(got.Spec.Replicas).To(HaveValue(BeEquivalentTo(1)))
+	})
+
+	DescribeTable("refuses, naming the field,",
+		func(ctx SpecContext, name, spec, field, message string) {
+			err := apply(ctx, ns, pool(name, spec))
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(And(ContainSubstring(field), ContainSubstring(message)))
+		},
+		Entry("a session's timeout", "p", "{template: {cloudSessionCreateParams: {timeoutSeconds: 60}}}", "spec.template.cloudSessionCreateParams.timeoutSeconds", "the session's own"),
+		Entry("keepAlive", "p", "{template: {cloudSessionCreateParams: {keepAlive: true}}}", "spec.template.cloudSessionCreateParams.keepAlive", "the session's own"),
+		Entry("a browser to attach to", "p", "{template: {browser: {type: local, cdpUrlSecretRef: {name: s, key: k}}}}", "spec.template.browser.cdpUrlSecretRef", "never claims"),
+		Entry("a persistent context", "p", "{template: {cloudSessionCreateParams: {browserSettings: {context: {id: c}}}}}", "spec.template.cloudSessionCreateParams.browserSettings.context", "start cold"),
+		Entry("more than 100 replicas", "p", "{replicas: 101}", "spec.replicas", "less than or equal to 100"),
+		Entry("a name that cannot label its runners", strings.Repeat("p", 58), "{replicas: 1}", "metadata.name", "at most 57 characters"),
+	)
+})
+
 var _ = Describe("kubectl", func() {
 	var ns string
 	BeforeEach(func(ctx SpecContext) { ns = newNamespace(ctx) })
@@ -353,9 +382,9 @@ var _ = Describe("kubectl", func() {
 		samples := filepath.Join(framework.RepoRoot(), "config", "samples")
 		out, errOut, err := fw.Kubectl("apply", "-n", ns, "-f", samples)
 		Expect(err).NotTo(HaveOccurred(), errOut)
-		entries, err := os.ReadDir(samples)
+		manifests, err := filepath.Glob(filepath.Join(samples, "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.Count(out, " created")).To(Equal(len(entries)), out)
+		Expect(strings.Count(out, " created")).To(Equal(len(manifests)), out)
 
 		out, errOut, err = fw.Kubectl("get", "bs", "-n", ns)
 		Expect(err).NotTo(HaveOccurred(), errOut)
@@ -367,6 +396,21 @@ var _ = Describe("kubectl", func() {
 		Expect(err).NotTo(HaveOccurred(), errOut)
 		Expect(strings.Fields(strings.SplitN(out, "\n", 2)[0])).To(Equal([]string{"NAME", "SESSION", "PHASE", "STEPS", "AGE"}))
 		Expect(out).To(ContainSubstring("example-minimal"))
+	})
+
+	It("applies the pool sample and lists pools, and sessions with their pool, with their columns", func() {
+		out, errOut, err := fw.Kubectl("apply", "-n", ns, "-f", filepath.Join(framework.RepoRoot(), "config", "samples", "pools"))
+		Expect(err).NotTo(HaveOccurred(), errOut)
+		Expect(out).To(ContainSubstring("browserpool.browserfleet.io/warm created"))
+		out, errOut, err = fw.Kubectl("get", "browserpools", "-n", ns)
+		Expect(err).NotTo(HaveOccurred(), errOut)
+		Expect(strings.Fields(strings.SplitN(out, "\n", 2)[0])).To(Equal([]string{"NAME", "REPLICAS", "READY", "CLAIMED", "AGE"}))
+		Expect(strings.Fields(strings.SplitN(out, "\n", 3)[1])[:2]).To(Equal([]string{"warm", "2"}))
+		_, errOut, err = fw.Kubectl("apply", "-n", ns, "-f", filepath.Join(framework.RepoRoot(), "config", "samples", "browsersession-minimal.yaml"))
+		Expect(err).NotTo(HaveOccurred(), errOut)
+		out, errOut, err = fw.Kubectl("get", "bs", "-o", "wide", "-n", ns)
+		Expect(err).NotTo(HaveOccurred(), errOut)
+		Expect(strings.Fields(strings.SplitN(out, "\n", 2)[0])).To(Equal([]string{"NAME", "PHASE", "MODEL", "POD", "POOL", "EXPIRES", "MESSAGE", "AGE"}))
 	})
 
 	It("applies the README's session manifest", func() {

@@ -184,12 +184,18 @@ func (w *BrowserPoolWrapper) Obj() *v1alpha1.BrowserPool { return &w.BrowserPool
 
 // Browser sets the template's browser.
 func (w *BrowserPoolWrapper) Browser(b *v1alpha1.BrowserConfig) *BrowserPoolWrapper {
+	if w.Spec.Template == nil {
+		w.Spec.Template = &v1alpha1.BrowserPoolTemplate{}
+	}
 	w.Spec.Template.Browser = b
 	return w
 }
 
 // Cloud sets the template's cloudSessionCreateParams.
 func (w *BrowserPoolWrapper) Cloud(p *v1alpha1.CloudSessionCreateParams) *BrowserPoolWrapper {
+	if w.Spec.Template == nil {
+		w.Spec.Template = &v1alpha1.BrowserPoolTemplate{}
+	}
 	w.Spec.Template.CloudSessionCreateParams = p
 	return w
 }

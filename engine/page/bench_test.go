@@ -19,6 +19,8 @@ package page
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -68,6 +70,36 @@ func BenchmarkSnapshot(b *testing.B) {
 			var size int
 			for b.Loop() {
 				s, err := tb.p.Capture(tb.ctx, bc.opts)
+				if err != nil {
+					b.Fatalf("capture: %v", err)
+				}
+				size = len(s.Tree)
+			}
+			b.ReportMetric(float64(size), "bytes")
+			b.ReportMetric(float64(size)/4, "tokens")
+		})
+	}
+}
+
+// BenchmarkFidelityPromptSize reports the snapshot size, in bytes and in
+// estimated tokens (bytes/4), of every fixture page the snapshot tests
+// read, one sub-benchmark per page, so that a change to the outline shows
+// its cost or saving case by case:
+//
+//	go test ./engine/page/ -run '^$' -bench FidelityPromptSize -benchtime 1x
+func BenchmarkFidelityPromptSize(b *testing.B) {
+	paths := make([]string, 0, len(pages))
+	for p := range pages {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
+			tb := newTab(b)
+			tb.open(path)
+			var size int
+			for b.Loop() {
+				s, err := tb.p.Capture(tb.ctx, SnapshotOptions{})
 				if err != nil {
 					b.Fatalf("capture: %v", err)
 				}

@@ -18,6 +18,7 @@ package page
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,6 +162,11 @@ func (b *builder) visitElement(x *docIndex, i int32, st walkState) []*outNode {
 	}
 	n.keep = scrollable || clickable || interactiveRoles[role] || name != ""
 
+	if name != "" {
+		// Text that says the element's name again: actions on text go to
+		// its element, which the line above already names.
+		children = slices.DeleteFunc(children, func(c *outNode) bool { return c.text && c.name == name })
+	}
 	switch {
 	case role == roleNone && !n.keep:
 		return children
@@ -178,6 +184,12 @@ func (b *builder) visitElement(x *docIndex, i int32, st walkState) []*outNode {
 		case name != "" && c.name == name && !c.text:
 			// A cell named by the link it holds: say it once, on the link.
 			n.name = ""
+		}
+		if wrapperRoles[role] && n.name == "" && len(n.states) == 0 && !c.text {
+			// A cell, list item or paragraph around one element: the
+			// element stands in its place, so a row still shows one line
+			// per cell and a list one line per item.
+			return children
 		}
 	}
 	n.children = children

@@ -110,3 +110,35 @@ func BenchmarkFidelityPromptSize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOutline measures the Go side of Capture on the catalogue page:
+// indexing the captured DOM snapshot, walking it into the outline and
+// printing it with its maps. The DOMSnapshot is taken once, so Chromium's
+// share (and its noise on a busy machine) is left out.
+func BenchmarkOutline(b *testing.B) {
+	if benchPage(); benchHTML.err != nil {
+		b.Fatalf("read the bench page: %v", benchHTML.err)
+	}
+	tb := newTab(b)
+	tb.open("/bench")
+	raw, err := tb.p.main.captureDOM(tb.ctx)
+	if err != nil {
+		b.Fatalf("capture: %v", err)
+	}
+	var size int
+	for b.Loop() {
+		bl := newBuilder(tb.p)
+		c := &capture{sess: tb.p.main}
+		for k := range raw.Documents {
+			c.docs = append(c.docs, newDocIndex(raw, k, tb.p.main))
+			if raw.Strings[raw.Documents[k].FrameID] == string(tb.p.main.target) {
+				c.mainDoc = k
+			}
+		}
+		bl.bySession[tb.p.main] = c
+		main := bl.addFrame(c.main(), nil, 0, false)
+		s := bl.finish([]*outNode{bl.visitDocument(c.main(), main)})
+		size = len(s.Tree)
+	}
+	b.ReportMetric(float64(size), "bytes")
+}

@@ -19,6 +19,7 @@ package page
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/chromedp/cdproto/cdp"
 )
@@ -138,6 +139,10 @@ type docIndex struct {
 	// inside shadow hosts; see shadowXPaths.
 	hostPaths map[cdp.BackendNodeID]string
 	xpaths    map[int32]string
+
+	// base is the parsed base URL links resolve against, once baseParsed.
+	base       *url.URL
+	baseParsed bool
 
 	// extent caches the vertical extent of each subtree's layout boxes, for
 	// scrollability.

@@ -445,12 +445,27 @@ func (x *docIndex) linkURL(i int32) string {
 	if err != nil {
 		return href
 	}
-	base, err := url.Parse(x.str(x.d.BaseURL))
-	if err != nil || x.str(x.d.BaseURL) == "" {
-		base, err = url.Parse(x.str(x.d.DocumentURL))
-		if err != nil {
-			return href
-		}
+	base := x.baseURL()
+	if base == nil {
+		return href
 	}
 	return base.ResolveReference(ref).String()
+}
+
+// baseURL is the document's base URL (its document URL without a <base>),
+// parsed once per snapshot: a catalogue page has hundreds of links. Nil
+// means neither parses.
+func (x *docIndex) baseURL() *url.URL {
+	if !x.baseParsed {
+		x.baseParsed = true
+		base, err := url.Parse(x.str(x.d.BaseURL))
+		if err != nil || x.str(x.d.BaseURL) == "" {
+			base, err = url.Parse(x.str(x.d.DocumentURL))
+			if err != nil {
+				base = nil
+			}
+		}
+		x.base = base
+	}
+	return x.base
 }

@@ -58,10 +58,11 @@ limitations under the License.
 // Roles and names are computed from one DOMSnapshot.captureSnapshot per
 // renderer process, following the HTML-AAM role mappings and the common
 // part of the accessible-name algorithm. On the 6,096-element catalogue page
-// that takes about 65 ms and yields 136 KB (34k tokens at 4 bytes a token). Chrome's own accessibility tree
-// (Accessibility.getFullAXTree) costs 300 ms or more on that page before any
-// DOM call, most of it serialising a 5.6 MB reply; the ChromeAccessibility
-// option merges it in when names must match Chrome's exactly.
+// that takes about 65 ms and yields 136 KB (34k tokens at 4 bytes a token).
+// Chrome's own accessibility tree (Accessibility.getFullAXTree) costs 300 ms
+// or more on that page before any DOM call, most of it serialising a 5.6 MB
+// reply; the ChromeAccessibility option merges it in when names must match
+// Chrome's exactly.
 //
 // # Frames
 //

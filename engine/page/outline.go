@@ -376,10 +376,10 @@ func (b *builder) visitDocument(x *docIndex, f *Frame) *outNode {
 // and allowed to scroll.
 func (x *docIndex) documentScrolls(html int32) bool {
 	li := x.layout[0]
-	if li < 0 || int(li) >= len(x.d.Layout.Bounds) || len(x.d.Layout.Bounds[li]) < 4 {
+	if li < 0 || int(li) >= x.d.Layout.Bounds.len() {
 		return false
 	}
-	if x.d.ContentHeight <= x.d.Layout.Bounds[li][3]+1 {
+	if b := x.d.Layout.Bounds.row(int(li)); len(b) < 4 || x.d.ContentHeight <= b[3]+1 {
 		return false
 	}
 	if x.style(html, styleOverflowY) == "hidden" {

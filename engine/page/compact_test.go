@@ -58,6 +58,15 @@ func init() {
  <div id=hours title="Opens at 9" onclick="window.events.push('hours')">Opens at 9</div>
  <section aria-label="Offers">Offers <b>today</b></section>
 </div>`
+
+	// Frames and a shadow root inside the wrappers the outline folds.
+	pages["/compact-frames"] = `<!doctype html><title>Compact frames</title>` + eventsJS + `
+<table><tr>
+ <td><iframe src="/same-inner" style="width:300px;height:120px"></iframe></td>
+ <td><x-pick id=pick></x-pick></td>
+</tr></table>
+<ul><li><iframe src="{{B}}/cross-inner" style="width:420px;height:220px"></iframe></li></ul>
+<script>pick.attachShadow({mode: 'open'}).innerHTML = '<button onclick="window.events.push(\'pick\')">Pick</button>';</script>`
 }
 
 // stripIDs cuts each line's id to its frame ordinal: backend node ids are
@@ -282,5 +291,55 @@ func TestBenchPageKeepsEveryControl(t *testing.T) {
 		document.getElementById('host').shadowRoot.querySelector('input').value]`, &got)
 	if diff := cmp.Diff([]string{"7", "M", "deep"}, got); diff != "" {
 		t.Errorf("values after the acts (-want +got):\n%s", diff)
+	}
+}
+
+// TestCompactOutlineFrames folds a cell around a same-process iframe, a
+// cell around a shadow host and a list item around an out-of-process
+// iframe, and acts in each.
+func TestCompactOutlineFrames(t *testing.T) {
+	tb := newTab(t, isolatedBrowser(t))
+	tb.open("/compact-frames")
+	s := tb.capture(SnapshotOptions{})
+	want := `[0] RootWebArea: Compact frames
+  [0] table
+    [0] row
+      [0] Iframe
+        [1] RootWebArea: Inner
+          [1] button: Inner button
+          [1] link: Inner link
+      [0] button: Pick
+  [0] list
+    [0] Iframe
+      [2] RootWebArea: Cross inner
+        [2] textbox: Remote field
+        [2] button: Remote button
+        [2] Iframe
+          [3] RootWebArea
+            [3] paragraph: Nested text
+            [3] button: Nested button
+`
+	if diff := cmp.Diff(want, stripIDs(s.Tree)); diff != "" {
+		t.Fatalf("outline (-want +got):\n%s", diff)
+	}
+	if !s.Frames[2].OutOfProcess {
+		t.Errorf("the cross-site frame is in process under --site-per-process")
+	}
+
+	tb.perform(s, findID(t, s, `^button: Inner button$`), "click")
+	tb.perform(s, findID(t, s, `^button: Pick$`), "click")
+	tb.perform(s, findID(t, s, `^textbox: Remote field$`), "fill", "from the list")
+	type effects struct {
+		InnerClicks int
+		Picked      bool
+		RemoteValue bool
+	}
+	got := effects{
+		Picked:      contains(tb.events(), "pick"),
+		RemoteValue: hasLine(tb.capture(SnapshotOptions{}), `^textbox: Remote field \(value="from the list"\)$`),
+	}
+	tb.eval(`window.clicked || 0`, &got.InnerClicks)
+	if diff := cmp.Diff(effects{InnerClicks: 1, Picked: true, RemoteValue: true}, got); diff != "" {
+		t.Errorf("after the acts (-want +got):\n%s", diff)
 	}
 }

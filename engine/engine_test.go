@@ -122,7 +122,7 @@ var pages = map[string]string{
 }
 
 // tab opens a fresh tab on path and returns an engine on it.
-func tab(t *testing.T, path string, opts engine.Options) (*engine.Engine, context.Context) {
+func tab(t testing.TB, path string, opts engine.Options) (*engine.Engine, context.Context) {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserCtx)
 	t.Cleanup(cancel)
@@ -137,7 +137,7 @@ func tab(t *testing.T, path string, opts engine.Options) (*engine.Engine, contex
 	return engine.New(p, opts), ctx
 }
 
-func model(t *testing.T, srv *llmtest.Server, provider string) llm.Client {
+func model(t testing.TB, srv *llmtest.Server, provider string) llm.Client {
 	t.Helper()
 	name := map[string]string{llmtest.OpenAI: "openai/gpt-4.1-mini", llmtest.Anthropic: "anthropic/claude-sonnet-4-5"}[provider]
 	c, err := llm.New(llm.Config{Model: name, APIKey: "sk-test-key", BaseURL: srv.BaseURL(provider)})

@@ -19,6 +19,8 @@ package page
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -77,4 +79,66 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.ReportMetric(float64(size)/4, "tokens")
 		})
 	}
+}
+
+// BenchmarkFidelityPromptSize reports the snapshot size, in bytes and in
+// estimated tokens (bytes/4), of every fixture page the snapshot tests
+// read, one sub-benchmark per page, so that a change to the outline shows
+// its cost or saving case by case:
+//
+//	go test ./engine/page/ -run '^$' -bench FidelityPromptSize -benchtime 1x
+func BenchmarkFidelityPromptSize(b *testing.B) {
+	paths := make([]string, 0, len(pages))
+	for p := range pages {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		b.Run(strings.TrimPrefix(path, "/"), func(b *testing.B) {
+			tb := newTab(b)
+			tb.open(path)
+			var size int
+			for b.Loop() {
+				s, err := tb.p.Capture(tb.ctx, SnapshotOptions{})
+				if err != nil {
+					b.Fatalf("capture: %v", err)
+				}
+				size = len(s.Tree)
+			}
+			b.ReportMetric(float64(size), "bytes")
+			b.ReportMetric(float64(size)/4, "tokens")
+		})
+	}
+}
+
+// BenchmarkOutline measures the Go side of Capture on the catalogue page:
+// indexing the captured DOM snapshot, walking it into the outline and
+// printing it with its maps. The DOMSnapshot is taken once, so Chromium's
+// share (and its noise on a busy machine) is left out.
+func BenchmarkOutline(b *testing.B) {
+	if benchPage(); benchHTML.err != nil {
+		b.Fatalf("read the bench page: %v", benchHTML.err)
+	}
+	tb := newTab(b)
+	tb.open("/bench")
+	raw, err := tb.p.main.captureDOM(tb.ctx)
+	if err != nil {
+		b.Fatalf("capture: %v", err)
+	}
+	var size int
+	for b.Loop() {
+		bl := newBuilder(tb.p)
+		c := &capture{sess: tb.p.main}
+		for k := range raw.Documents {
+			c.docs = append(c.docs, newDocIndex(raw, k, tb.p.main))
+			if raw.Strings[raw.Documents[k].FrameID] == string(tb.p.main.target) {
+				c.mainDoc = k
+			}
+		}
+		bl.bySession[tb.p.main] = c
+		main := bl.addFrame(c.main(), nil, 0, false)
+		s := bl.finish([]*outNode{bl.visitDocument(c.main(), main)})
+		size = len(s.Tree)
+	}
+	b.ReportMetric(float64(size), "bytes")
 }

@@ -19,8 +19,10 @@ package page
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // snapshotStyles are the computed styles captureSnapshot reports for every
@@ -58,7 +60,7 @@ type nodeTree struct {
 	NodeName             []int32             `json:"nodeName"`
 	NodeValue            []int32             `json:"nodeValue"`
 	BackendNodeID        []cdp.BackendNodeID `json:"backendNodeId"`
-	Attributes           [][]int32           `json:"attributes"`
+	Attributes           rows[int32]         `json:"attributes"`
 	TextValue            rareStrings         `json:"textValue"`
 	InputValue           rareStrings         `json:"inputValue"`
 	InputChecked         rareBools           `json:"inputChecked"`
@@ -69,9 +71,76 @@ type nodeTree struct {
 }
 
 type layoutTree struct {
-	NodeIndex []int32     `json:"nodeIndex"`
-	Styles    [][]int32   `json:"styles"`
-	Bounds    [][]float64 `json:"bounds"`
+	NodeIndex []int32       `json:"nodeIndex"`
+	Styles    rows[int32]   `json:"styles"`
+	Bounds    rows[float64] `json:"bounds"`
+}
+
+// rows is a JSON array of arrays of numbers (a node's attributes, a layout
+// box's styles or bounds) decoded into one backing slice: a slice per row
+// costs an allocation per node, which on a large page was most of the
+// reply's decoding.
+type rows[T int32 | float64] struct {
+	flat []T
+	// end[r] is where row r ends in flat; it starts where row r-1 ends.
+	end []int32
+}
+
+// len is the number of rows.
+func (r *rows[T]) len() int { return len(r.end) }
+
+// row returns row i, which must exist.
+func (r *rows[T]) row(i int) []T {
+	var start int32
+	if i > 0 {
+		start = r.end[i-1]
+	}
+	return r.flat[start:r.end[i]]
+}
+
+// UnmarshalJSONFrom decodes [[n, ...], ...] or null.
+func (r *rows[T]) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	r.flat, r.end = r.flat[:0], r.end[:0]
+	if dec.PeekKind() == jsontext.KindNull {
+		_, err := dec.ReadToken()
+		return err
+	}
+	if err := readKind(dec, jsontext.KindBeginArray); err != nil {
+		return err
+	}
+	for dec.PeekKind() == jsontext.KindBeginArray {
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		for dec.PeekKind() == jsontext.KindNumber {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return err
+			}
+			f, err := tok.Float()
+			if err != nil {
+				return err
+			}
+			r.flat = append(r.flat, T(f))
+		}
+		if err := readKind(dec, jsontext.KindEndArray); err != nil {
+			return err
+		}
+		r.end = append(r.end, int32(len(r.flat)))
+	}
+	return readKind(dec, jsontext.KindEndArray)
+}
+
+// readKind reads the next token, which must be of kind k.
+func readKind(dec *jsontext.Decoder, k jsontext.Kind) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != k {
+		return fmt.Errorf("decode DOM snapshot: got %v, want %v", tok.Kind(), k)
+	}
+	return nil
 }
 
 type rareStrings struct {
@@ -125,7 +194,7 @@ type docIndex struct {
 	flags                   []uint8 // node -> flag bits below
 	contentDoc              map[int32]int32
 	inputValue, textValue   map[int32]int32
-	attrs                   [][]int32
+	attrs                   *rows[int32]
 
 	// ids maps element id attributes to nodes, for aria-labelledby and
 	// label[for].
@@ -138,6 +207,10 @@ type docIndex struct {
 	// inside shadow hosts; see shadowXPaths.
 	hostPaths map[cdp.BackendNodeID]string
 	xpaths    map[int32]string
+
+	// base is the parsed base URL links resolve against, once baseParsed.
+	base       *url.URL
+	baseParsed bool
 
 	// extent caches the vertical extent of each subtree's layout boxes, for
 	// scrollability.
@@ -167,7 +240,7 @@ func newDocIndex(snap *domSnapshot, docNo int, sess *session) *docIndex {
 		nextSibling: make([]int32, n),
 		layout:      make([]int32, n),
 		flags:       make([]uint8, n),
-		attrs:       d.Nodes.Attributes,
+		attrs:       &d.Nodes.Attributes,
 		contentDoc:  make(map[int32]int32, len(d.Nodes.ContentDocumentIndex.Index)),
 		inputValue:  rareMap(d.Nodes.InputValue),
 		textValue:   rareMap(d.Nodes.TextValue),
@@ -291,10 +364,10 @@ func (x *docIndex) has(i int32, f uint8) bool { return x.flags[i]&f != 0 }
 
 // attr returns the value of the element's attribute name (lower case).
 func (x *docIndex) attr(i int32, name string) (string, bool) {
-	if int(i) >= len(x.attrs) {
+	if int(i) >= x.attrs.len() {
 		return "", false
 	}
-	a := x.attrs[i]
+	a := x.attrs.row(int(i))
 	for k := 0; k+1 < len(a); k += 2 {
 		if x.str(a[k]) == name {
 			return x.str(a[k+1]), true
@@ -308,10 +381,10 @@ func (x *docIndex) rendered(i int32) bool { return x.layout[i] >= 0 }
 
 func (x *docIndex) style(i int32, s int) string {
 	li := x.layout[i]
-	if li < 0 || int(li) >= len(x.d.Layout.Styles) {
+	if li < 0 || int(li) >= x.d.Layout.Styles.len() {
 		return ""
 	}
-	st := x.d.Layout.Styles[li]
+	st := x.d.Layout.Styles.row(int(li))
 	if s >= len(st) {
 		return ""
 	}
@@ -320,10 +393,10 @@ func (x *docIndex) style(i int32, s int) string {
 
 func (x *docIndex) bounds(i int32) (top, bottom float64, ok bool) {
 	li := x.layout[i]
-	if li < 0 || int(li) >= len(x.d.Layout.Bounds) {
+	if li < 0 || int(li) >= x.d.Layout.Bounds.len() {
 		return 0, 0, false
 	}
-	b := x.d.Layout.Bounds[li]
+	b := x.d.Layout.Bounds.row(int(li))
 	if len(b) < 4 {
 		return 0, 0, false
 	}

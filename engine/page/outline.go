@@ -18,6 +18,7 @@ package page
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,6 +162,11 @@ func (b *builder) visitElement(x *docIndex, i int32, st walkState) []*outNode {
 	}
 	n.keep = scrollable || clickable || interactiveRoles[role] || name != ""
 
+	if name != "" {
+		// Text that says the element's name again: actions on text go to
+		// its element, which the line above already names.
+		children = slices.DeleteFunc(children, func(c *outNode) bool { return c.text && c.name == name })
+	}
 	switch {
 	case role == roleNone && !n.keep:
 		return children
@@ -178,6 +184,12 @@ func (b *builder) visitElement(x *docIndex, i int32, st walkState) []*outNode {
 		case name != "" && c.name == name && !c.text:
 			// A cell named by the link it holds: say it once, on the link.
 			n.name = ""
+		}
+		if wrapperRoles[role] && n.name == "" && len(n.states) == 0 && !c.text {
+			// A cell, list item or paragraph around one element: the
+			// element stands in its place, so a row still shows one line
+			// per cell and a list one line per item.
+			return children
 		}
 	}
 	n.children = children
@@ -364,10 +376,10 @@ func (b *builder) visitDocument(x *docIndex, f *Frame) *outNode {
 // and allowed to scroll.
 func (x *docIndex) documentScrolls(html int32) bool {
 	li := x.layout[0]
-	if li < 0 || int(li) >= len(x.d.Layout.Bounds) || len(x.d.Layout.Bounds[li]) < 4 {
+	if li < 0 || int(li) >= x.d.Layout.Bounds.len() {
 		return false
 	}
-	if x.d.ContentHeight <= x.d.Layout.Bounds[li][3]+1 {
+	if b := x.d.Layout.Bounds.row(int(li)); len(b) < 4 || x.d.ContentHeight <= b[3]+1 {
 		return false
 	}
 	if x.style(html, styleOverflowY) == "hidden" {
@@ -433,12 +445,27 @@ func (x *docIndex) linkURL(i int32) string {
 	if err != nil {
 		return href
 	}
-	base, err := url.Parse(x.str(x.d.BaseURL))
-	if err != nil || x.str(x.d.BaseURL) == "" {
-		base, err = url.Parse(x.str(x.d.DocumentURL))
-		if err != nil {
-			return href
-		}
+	base := x.baseURL()
+	if base == nil {
+		return href
 	}
 	return base.ResolveReference(ref).String()
+}
+
+// baseURL is the document's base URL (its document URL without a <base>),
+// parsed once per snapshot: a catalogue page has hundreds of links. Nil
+// means neither parses.
+func (x *docIndex) baseURL() *url.URL {
+	if !x.baseParsed {
+		x.baseParsed = true
+		base, err := url.Parse(x.str(x.d.BaseURL))
+		if err != nil || x.str(x.d.BaseURL) == "" {
+			base, err = url.Parse(x.str(x.d.DocumentURL))
+			if err != nil {
+				base = nil
+			}
+		}
+		x.base = base
+	}
+	return x.base
 }

@@ -21,7 +21,9 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/input"
+	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // Tests of the parsing helpers; they need no browser.
@@ -202,6 +204,54 @@ func TestStepName(t *testing.T) {
 	} {
 		if got := stepName(in); got != want {
 			t.Errorf("stepName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDecodeRows(t *testing.T) {
+	type doc struct {
+		Ints   rows[int32]   `json:"ints"`
+		Floats rows[float64] `json:"floats"`
+	}
+	for _, tc := range []struct {
+		in      string
+		ints    [][]int32
+		floats  [][]float64
+		wantErr bool
+	}{
+		{in: `{"ints": [[1, 2], [], [3]], "floats": [[0.5, 1e3, -2, 4]]}`, ints: [][]int32{{1, 2}, {}, {3}}, floats: [][]float64{{0.5, 1000, -2, 4}}},
+		{in: `{"ints": [], "floats": null}`},
+		{in: `{}`},
+		{in: `{"ints": [[1, "x"]]}`, wantErr: true},
+		{in: `{"ints": [1]}`, wantErr: true},
+		{in: `{"ints": [[1]`, wantErr: true},
+		{in: `{"ints": {"a": 1}}`, wantErr: true},
+	} {
+		var d doc
+		err := json.Unmarshal([]byte(tc.in), &d)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("decode %s: err = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		got := struct {
+			Ints   [][]int32
+			Floats [][]float64
+		}{}
+		for i := range d.Ints.len() {
+			got.Ints = append(got.Ints, d.Ints.row(i))
+		}
+		for i := range d.Floats.len() {
+			got.Floats = append(got.Floats, d.Floats.row(i))
+		}
+		want := struct {
+			Ints   [][]int32
+			Floats [][]float64
+		}{tc.ints, tc.floats}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("decode %s (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }

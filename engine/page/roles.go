@@ -194,6 +194,10 @@ var interactiveRoles = map[string]bool{
 	"menuitemradio": true, "treeitem": true, "gridcell": true,
 }
 
+// wrapperRoles only hold what is in them: without a name or a state and
+// around a single element, that element's line stands in for theirs.
+var wrapperRoles = map[string]bool{"cell": true, "listitem": true, "paragraph": true}
+
 // valueRoles show their current value.
 var valueRoles = map[string]bool{
 	roleTextbox: true, roleSearchbox: true, roleCombobox: true, roleSpinbutton: true, roleSlider: true,

@@ -17,18 +17,13 @@ limitations under the License.
 package page
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-)
 
-// benchPagePath is the fixed 6,096-element catalogue page that snapshot
-// figures are compared on, relative to this package's directory.
-// BROWSERFLEET_BENCH_PAGE overrides it.
-const benchPagePath = "../../../shared/bench/catalogue-6k.html"
+	"github.com/browserfleet/browserfleet/internal/testing/benchpage"
+)
 
 var benchHTML struct {
 	once sync.Once
@@ -36,16 +31,10 @@ var benchHTML struct {
 	err  error
 }
 
-// benchPage returns the catalogue page, which the test servers serve at
-// /bench.
+// benchPage returns the catalogue page (internal/testing/benchpage), which
+// the test servers serve at /bench.
 func benchPage() []byte {
-	benchHTML.once.Do(func() {
-		p := os.Getenv("BROWSERFLEET_BENCH_PAGE")
-		if p == "" {
-			p = filepath.FromSlash(benchPagePath)
-		}
-		benchHTML.b, benchHTML.err = os.ReadFile(p)
-	})
+	benchHTML.once.Do(func() { benchHTML.b, benchHTML.err = benchpage.HTML() })
 	return benchHTML.b
 }
 

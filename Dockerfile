@@ -34,6 +34,7 @@ COPY runner/ runner/
 COPY runnertoken/ runnertoken/
 COPY search/ search/
 COPY server/ server/
+COPY startlatency/ startlatency/
 COPY store/ store/
 COPY tracing/ tracing/
 # Static binaries: the controller image has no libc.

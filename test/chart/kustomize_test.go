@@ -65,7 +65,7 @@ var _ = Describe("kustomize", func() {
 		objs := kustomize("default")
 		Expect(kindCount(objs)).To(Equal(map[string]int{
 			"Namespace":                1,
-			"CustomResourceDefinition": 2,
+			"CustomResourceDefinition": 3,
 			"ServiceAccount":           2,
 			"ClusterRole":              3,
 			"ClusterRoleBinding":       2,
@@ -111,6 +111,7 @@ var _ = Describe("kustomize", func() {
 	It("config/crd holds the generated CRDs", func() {
 		Expect(Kinds(kustomize("crd"))).To(Equal([]string{
 			"CustomResourceDefinition//agenttasks.browserfleet.io",
+			"CustomResourceDefinition//browserpools.browserfleet.io",
 			"CustomResourceDefinition//browsersessions.browserfleet.io",
 		}))
 	})

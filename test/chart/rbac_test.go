@@ -141,7 +141,7 @@ var _ = Describe("RBAC", func() {
 			// Pods: patched only to let a stopped runner's pod go once its
 			// summary is in the session's status.
 			{manager, project, "patch", "", "pods", "", true},
-			{manager, project, "update", "", "pods", "", false},
+			{manager, project, "update", "", "pods", "", true}, // a session claims a pool\'s warm runner,
 			{manager, project, "create", "", "configmaps", "", false},
 			// Its lease, only in its own namespace.
 			{manager, ns, "update", "coordination.k8s.io", "leases", "", true},

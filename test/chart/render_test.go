@@ -120,7 +120,7 @@ var _ = Describe("the rendered chart", func() {
 	It("ships CRDs that apply over the installed ones, as the upgrade path says", func(ctx SpecContext) {
 		files, err := filepath.Glob(filepath.Join(ChartDir(), "crds", "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(files).To(HaveLen(2))
+		Expect(files).To(HaveLen(3))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			Expect(err).NotTo(HaveOccurred())

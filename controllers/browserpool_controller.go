@@ -37,6 +37,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -129,7 +130,7 @@ func (p *pendingRunners) forget(pool types.NamespacedName) {
 	delete(p.pools, pool)
 }
 
-// +kubebuilder:rbac:groups=browserfleet.io,resources=browserpools,verbs=get;list;watch
+// +kubebuilder:rbac:groups=browserfleet.io,resources=browserpools,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browserpools/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=browserfleet.io,resources=browserpools/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;delete;patch
@@ -144,9 +145,11 @@ func (r *BrowserPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !pool.DeletionTimestamp.IsZero() {
-		// The garbage collector takes the unclaimed runners and the token
-		// with the pool; claimed ones are their sessions'.
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.reconcileDelete(ctx, pool)
+	}
+	if controllerutil.AddFinalizer(pool, PoolRunnersFinalizer) {
+		// The update is an event of its own; the next pass goes on from here.
+		return ctrl.Result{}, r.Client.Update(ctx, pool)
 	}
 	orig := pool.DeepCopy()
 	stepErr := r.reconcileRunners(ctx, pool)
@@ -155,6 +158,43 @@ func (r *BrowserPoolReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	r.recordEvents(orig, pool)
 	return ctrl.Result{}, stepErr
+}
+
+// PoolRunnersFinalizer keeps a deleted BrowserPool until its unclaimed
+// runners are gone: each holds a browser, and a control plane without a
+// garbage collector (make dev's) would leave them running. Claimed runners
+// are their sessions' and stay.
+const PoolRunnersFinalizer = "browserfleet.io/pool-runners"
+
+// reconcileDelete deletes the pool's unclaimed runners, then lets the pool
+// go. Its token Secret goes with it through the garbage collector.
+func (r *BrowserPoolReconciler) reconcileDelete(ctx context.Context, pool *v1alpha1.BrowserPool) error {
+	if !controllerutil.ContainsFinalizer(pool, PoolRunnersFinalizer) {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.Client.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabels{v1alpha1.LabelPool: pool.Name}); err != nil {
+		return fmt.Errorf("listing the pool's runners: %w", err)
+	}
+	left := 0
+	var errs []error
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !metav1.IsControlledBy(pod, pool) {
+			continue
+		}
+		left++
+		if pod.DeletionTimestamp == nil {
+			errs = append(errs, r.deleteRunner(ctx, pool, pod))
+		}
+	}
+	if err := errors.Join(errs...); err != nil || left > 0 {
+		// The pods' deletions bring the next pass.
+		return err
+	}
+	r.pending.forget(client.ObjectKeyFromObject(pool))
+	controllerutil.RemoveFinalizer(pool, PoolRunnersFinalizer)
+	return client.IgnoreNotFound(r.Client.Update(ctx, pool))
 }
 
 // poolRunners are the runner pods a pool started, sorted out.
@@ -202,11 +242,13 @@ func (r *BrowserPoolReconciler) reconcileRunners(ctx context.Context, pool *v1al
 		setPoolCondition(pool, metav1.ConditionFalse, v1alpha1.BrowserPoolReasonTemplateRefused, refusal)
 		return errors.Join(errs...)
 	}
-	room, err := r.quotaRoom(ctx, pool, int32(len(runners.idle)))
+	room, err := r.quotaRoom(ctx, pool)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	target := min(want, room)
+	// The quota bounds what the pool starts, not what it has: a runner
+	// kept warm while sessions came is theirs to claim.
+	target := min(want, max(room, int32(len(runners.idle))))
 
 	switch have := int32(len(runners.idle)); {
 	case have < target:
@@ -237,7 +279,7 @@ func (r *BrowserPoolReconciler) reconcileRunners(ctx context.Context, pool *v1al
 	switch {
 	case target < want:
 		setPoolCondition(pool, metav1.ConditionFalse, v1alpha1.BrowserPoolReasonQuotaLimited,
-			fmt.Sprintf("the project's quota of %d concurrent sessions leaves room for %d of the %d warm runners the pool asks for", r.Quota.For(pool.Namespace).ConcurrentSessions, target, want))
+			fmt.Sprintf("the project's quota of %d concurrent sessions, less its sessions that have not ended and its other pools' warm runners, leaves room for %d of the %d warm runners the pool asks for", r.Quota.For(pool.Namespace).ConcurrentSessions, target, want))
 	case runners.ready >= want:
 		setPoolCondition(pool, metav1.ConditionTrue, v1alpha1.BrowserPoolReasonReplicasReady, fmt.Sprintf("%d of %d runners are ready to be claimed", runners.ready, want))
 	default:
@@ -298,11 +340,23 @@ func (r *BrowserPoolReconciler) templateRefusal(ctx context.Context, pool *v1alp
 }
 
 // quotaRoom is how many unclaimed runners the pool may have: a project may
-// keep as many warm runners, across its pools, as it may run sessions.
-func (r *BrowserPoolReconciler) quotaRoom(ctx context.Context, pool *v1alpha1.BrowserPool, own int32) (int32, error) {
+// keep warm, across its pools, as many runners as it may yet start
+// sessions: its concurrent sessions quota less its sessions that have not
+// ended. More could never be claimed.
+func (r *BrowserPoolReconciler) quotaRoom(ctx context.Context, pool *v1alpha1.BrowserPool) (int32, error) {
 	limit := r.Quota.For(pool.Namespace).ConcurrentSessions
 	if limit <= 0 {
 		return v1alpha1.MaxPoolReplicas, nil
+	}
+	var sessions v1alpha1.BrowserSessionList
+	if err := r.Client.List(ctx, &sessions, client.InNamespace(pool.Namespace)); err != nil {
+		return 0, fmt.Errorf("listing the project's sessions: %w", err)
+	}
+	live := int32(0)
+	for i := range sessions.Items {
+		if s := &sessions.Items[i]; !s.Status.Finished() && !s.Spec.Ended {
+			live++
+		}
 	}
 	var pods corev1.PodList
 	hasPool, _ := labels.NewRequirement(v1alpha1.LabelPool, selection.Exists, nil)
@@ -318,7 +372,7 @@ func (r *BrowserPoolReconciler) quotaRoom(ctx context.Context, pool *v1alpha1.Br
 			others++
 		}
 	}
-	return max(int32(limit)-others, 0), nil
+	return max(int32(limit)-live-others, 0), nil
 }
 
 // templateSpec is a pool's template as the spec of a session that has
@@ -387,7 +441,12 @@ func (r *BrowserPoolReconciler) ensureToken(ctx context.Context, pool *v1alpha1.
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
 		return fmt.Errorf("getting pool token secret %s: %w", secret.Name, err)
 	}
-	if !metav1.IsControlledBy(existing, pool) {
+	// Made by an earlier pass, or left by a deleted pool of the same name
+	// that the garbage collector has not taken yet (make dev runs none):
+	// its token is as good, the runners that knew it being gone with their
+	// pool (PoolRunnersFinalizer). A Secret of the name that no pool of
+	// the name controls is not the pool's.
+	if owner := metav1.GetControllerOf(existing); owner == nil || owner.Kind != "BrowserPool" || owner.Name != pool.Name {
 		return fmt.Errorf("secret %s exists and does not belong to this pool", secret.Name)
 	}
 	return nil
@@ -468,6 +527,8 @@ func (r *BrowserPoolReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(poolOfPod)).
 		// A Secret that opts in may let a refused template start.
 		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.poolsOfNamespace)).
+		// A session that ends or goes makes room in its project's quota.
+		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.limitedPools), builder.WithPredicates(freesQuota)).
 		Named("browserpool").
 		Complete(r)
 }
@@ -483,6 +544,16 @@ func poolOfPod(_ context.Context, o client.Object) []reconcile.Request {
 // poolsOfNamespace are the pools of o's namespace whose template is
 // refused, for a Secret that may have opted in to them.
 func (r *BrowserPoolReconciler) poolsOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.poolsWithReason(ctx, o, v1alpha1.BrowserPoolReasonTemplateRefused)
+}
+
+// limitedPools are the pools of o's namespace that the project's quota
+// holds below their replicas.
+func (r *BrowserPoolReconciler) limitedPools(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.poolsWithReason(ctx, o, v1alpha1.BrowserPoolReasonQuotaLimited)
+}
+
+func (r *BrowserPoolReconciler) poolsWithReason(ctx context.Context, o client.Object, reason string) []reconcile.Request {
 	var pools v1alpha1.BrowserPoolList
 	if err := r.Client.List(ctx, &pools, client.InNamespace(o.GetNamespace())); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing the pools of a namespace", "namespace", o.GetNamespace())
@@ -491,7 +562,7 @@ func (r *BrowserPoolReconciler) poolsOfNamespace(ctx context.Context, o client.O
 	var reqs []reconcile.Request
 	for i := range pools.Items {
 		p := &pools.Items[i]
-		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.BrowserPoolConditionReady); c != nil && c.Reason == v1alpha1.BrowserPoolReasonTemplateRefused {
+		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.BrowserPoolConditionReady); c != nil && c.Reason == reason {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
 		}
 	}

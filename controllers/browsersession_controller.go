@@ -35,6 +35,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -45,6 +46,10 @@ import (
 	"github.com/browserfleet/browserfleet/quota"
 	"github.com/browserfleet/browserfleet/startlatency"
 )
+
+// SessionWorkers is how many BrowserSessions the manager reconciles at
+// once (each one by one worker at a time).
+const SessionWorkers = 8
 
 // StopBrowserFinalizer keeps a BrowserSession until its browser has stopped
 // and its runner pod is gone.
@@ -672,6 +677,10 @@ var phaseAction = map[v1alpha1.BrowserSessionPhase]string{
 func (r *BrowserSessionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.BrowserSession{}).
+		// A pass waits on the API server (writes, and reads past the
+		// cache); sessions that start together should not wait for each
+		// other's.
+		WithOptions(controller.Options{MaxConcurrentReconciles: SessionWorkers}).
 		Owns(&corev1.Pod{})
 	if r.Claimer != nil {
 		// The end of a claimed runner's hand-over.

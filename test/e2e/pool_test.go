@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/internal/testing/procs"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 )
 
@@ -53,11 +54,10 @@ var _ = Describe("a warm pool", func() {
 		p := wrappers.MakeBrowserPool("warm", stack.Namespace(), 1).Obj()
 		Expect(k8s.Create(ctx, p)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
-			// The dev stack runs no garbage collector: the pool's own
-			// runners go by scaling it to zero first.
-			Expect(k8s.Patch(ctx, &v1alpha1.BrowserPool{ObjectMeta: p.ObjectMeta}, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":0}}`)))).To(Succeed())
+			// The pool deletes its unclaimed runners before it goes: the
+			// dev stack runs no garbage collector.
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, &v1alpha1.BrowserPool{ObjectMeta: p.ObjectMeta}))).To(Succeed())
 			Eventually(idleRunners(ctx, "warm")).Should(BeEmpty())
-			Expect(k8s.Delete(ctx, &v1alpha1.BrowserPool{ObjectMeta: p.ObjectMeta})).To(Succeed())
 		})
 		readyReplicas := func(g Gomega) int32 {
 			got := &v1alpha1.BrowserPool{}
@@ -98,5 +98,13 @@ var _ = Describe("a warm pool", func() {
 			return apierrors.IsNotFound(k8s.Get(ctx, types.NamespacedName{Namespace: stack.Namespace(), Name: warm[0]}, &corev1.Pod{}))
 		}).Should(BeTrue())
 		Eventually(func() v1alpha1.BrowserSessionPhase { return session(ctx, id).Status.Phase }).Should(Equal(v1alpha1.BrowserSessionEnded))
+
+		By("deleting the pool, which stops its unclaimed runner's processes")
+		idle := idleRunners(ctx, "warm")(Default)
+		Expect(idle).To(HaveLen(1))
+		idlePID, ok := stack.Kubelet().PID(types.NamespacedName{Namespace: stack.Namespace(), Name: idle[0]})
+		Expect(ok).To(BeTrue())
+		Expect(k8s.Delete(ctx, &v1alpha1.BrowserPool{ObjectMeta: p.ObjectMeta})).To(Succeed())
+		Eventually(func() []int { return procs.SessionMembers(idlePID) }).Should(BeEmpty())
 	})
 })

@@ -124,12 +124,26 @@ func Scheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
+// The manager's client rate to the API server, unless its rest config sets
+// one (controller-runtime's GetConfig sets 20 and 30).
+const (
+	ClientQPS   = 50
+	ClientBurst = 100
+)
+
 // New makes the manager against cfg with every controller set up; its
 // Start runs them. ctx bounds the field indexes' setup.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		// client-go's own 5 per second is too few for fifty sessions
+		// starting at once (each start is a handful of writes: the
+		// finalizer, the token, the pod or its claim, the status).
+		cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
 	}
 	mgr, err := ctrl.NewManager(cfg, managerOptions(scheme, opts))
 	if err != nil {

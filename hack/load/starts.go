@@ -193,8 +193,12 @@ func (e *env) poolReady(ctx context.Context, pool *v1alpha1.BrowserPool) (int32,
 	return *p.Status.ReadyReplicas, nil
 }
 
-// deletePool deletes the pool and waits, a bounded time, for its runner
-// pods to be gone; it runs on a context of its own, so that the pool goes
+// deletePool deletes the pool and, as the garbage collector would, what
+// it owned and no session claimed: its unclaimed runner pods and its token
+// Secret. make dev's control plane runs no garbage collector (it is
+// kube-controller-manager's), so they would otherwise run on; in a cluster
+// they are gone already or going. It then waits, a bounded time, for the
+// pods to be gone. It runs on a context of its own, so that the pool goes
 // even when the run's deadline has passed.
 func (e *env) deletePool(pool *v1alpha1.BrowserPool) {
 	ctx, cancel := context.WithTimeout(context.Background(), quiesceWait)
@@ -203,18 +207,47 @@ func (e *env) deletePool(pool *v1alpha1.BrowserPool) {
 		e.logf("deleting pool %s: %v", pool.Name, err)
 		return
 	}
-	gone, err := pollUntil(ctx, quiesceWait, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
-		var pods corev1.PodList
-		if err := e.kube.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabels{v1alpha1.LabelPool: pool.Name}); err != nil {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			// A claimed runner is its session's, which has ended.
-			if _, claimed := p.Labels[v1alpha1.LabelSession]; !claimed {
-				return false, nil
+	owned := func(o metav1.Object) bool {
+		for _, ref := range o.GetOwnerReferences() {
+			if ref.UID == pool.UID {
+				return true
 			}
 		}
-		return true, nil
+		return false
+	}
+	unclaimed := func(ctx context.Context) ([]corev1.Pod, error) {
+		var pods corev1.PodList
+		if err := e.kube.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabels{v1alpha1.LabelPool: pool.Name}); err != nil {
+			return nil, fmt.Errorf("listing the pool's runners: %w", err)
+		}
+		var out []corev1.Pod
+		for _, p := range pods.Items {
+			// A claimed runner is its session's, which has ended.
+			if _, claimed := p.Labels[v1alpha1.LabelSession]; !claimed && owned(&p) {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	pods, err := unclaimed(ctx)
+	if err != nil {
+		e.logf("pool %s: %v", pool.Name, err)
+		return
+	}
+	for i := range pods {
+		if err := e.kube.Delete(ctx, &pods[i]); client.IgnoreNotFound(err) != nil {
+			e.logf("deleting runner %s of pool %s: %v", pods[i].Name, pool.Name, err)
+		}
+	}
+	token := &corev1.Secret{}
+	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: v1alpha1.PoolTokenSecretName(pool.Name)}, token); err == nil && owned(token) {
+		if err := e.kube.Delete(ctx, token); client.IgnoreNotFound(err) != nil {
+			e.logf("deleting the token of pool %s: %v", pool.Name, err)
+		}
+	}
+	gone, err := pollUntil(ctx, quiesceWait, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
+		left, err := unclaimed(ctx)
+		return len(left) == 0, err
 	})
 	if err != nil || !gone {
 		e.logf("pool %s: its runners were not all gone within %s (%v)", pool.Name, quiesceWait, err)

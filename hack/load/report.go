@@ -68,8 +68,10 @@ func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())/1
 // mib formats KiB as MiB.
 func mib(kib int64) string { return strconv.FormatFloat(float64(kib)/1024, 'f', 1, 64) }
 
-// failed says whether the run missed what it was to show: an error, a
-// stream that did not finish, a warm start that went cold.
+// failed says whether the run missed what it was to show: a call that
+// failed, a kind of start that could not run (warm without a pool
+// controller), a stream that was not held or did not finish. A warm start
+// that went cold is a figure (the warm column), not a failure.
 func (r report) failed() bool {
 	for _, s := range r.Starts {
 		if s.Concurrent.Errors > 0 || s.Sequential.Errors > 0 || s.Skipped != "" {

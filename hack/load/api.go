@@ -21,11 +21,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
 
 // startBody is every start's body: no browser settings, so that the
@@ -33,6 +36,15 @@ import (
 // match (poolTemplate). The model is never called: acts are given as
 // actions.
 const startBody = `{"modelName": "openai/gpt-4.1-mini"}`
+
+// defaultStart is startBody decoded as the API decodes it.
+func defaultStart() (*serverv1.StartRequest, error) {
+	req, verr := serverv1.DecodeStartWith([]byte(startBody), serverv1.StartOptions{})
+	if verr != nil {
+		return nil, fmt.Errorf("decoding the start body: %w", verr)
+	}
+	return req, nil
+}
 
 // maxReply bounds a plain reply read into memory.
 const maxReply = 1 << 20
@@ -200,10 +212,10 @@ const maxFrameLine = 1 << 20
 func (s *eventStream) next() (event string, data []byte, err error) {
 	for {
 		line, err := s.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			// A long data line: read the rest of it, within the bound.
 			rest := bytes.Clone(line)
-			for err == bufio.ErrBufferFull && len(rest) < maxFrameLine {
+			for errors.Is(err, bufio.ErrBufferFull) && len(rest) < maxFrameLine {
 				line, err = s.r.ReadSlice('\n')
 				rest = append(rest, line...)
 			}

@@ -58,7 +58,7 @@ type pages struct {
 }
 
 func servePages() (*pages, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for the pages: %w", err)
 	}

@@ -33,7 +33,6 @@ import (
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpcserver"
-	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
 
 // The streams. A runner lets one operation run on its page and
@@ -247,9 +246,9 @@ func (e *env) openOpStreams(ctx context.Context, ss *streams, id string, i, n in
 // a model key, but not its Secret: the manager holds it Pending until the
 // Secret comes (releaseHeldSession).
 func (e *env) createHeldSession(ctx context.Context) (string, error) {
-	req, verr := serverv1.DecodeStartWith([]byte(startBody), serverv1.StartOptions{})
-	if verr != nil {
-		return "", fmt.Errorf("decoding the start body: %v", verr)
+	req, err := defaultStart()
+	if err != nil {
+		return "", err
 	}
 	req.ModelAPIKey = "load-unused"
 	name := uuid.NewString()
@@ -271,9 +270,9 @@ func (e *env) releaseHeldSession(ctx context.Context, name string) error {
 	if err := e.kube.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: name}, &bs); err != nil {
 		return fmt.Errorf("reading the held session: %w", err)
 	}
-	req, verr := serverv1.DecodeStartWith([]byte(startBody), serverv1.StartOptions{})
-	if verr != nil {
-		return fmt.Errorf("decoding the start body: %v", verr)
+	req, err := defaultStart()
+	if err != nil {
+		return err
 	}
 	req.ModelAPIKey = "load-unused"
 	_, secret, err := req.ToSession(name, e.namespace)

@@ -31,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
-	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 	"github.com/browserfleet/browserfleet/startlatency"
 )
 
@@ -166,9 +165,9 @@ func warmStarts(ctx context.Context, e *env, cfg config) (startsRun, error) {
 // launch settings (v1alpha1.LaunchSettingsOf) of the spec the API builds
 // from startBody, through the API's own decoder and mapping.
 func poolTemplate(namespace string) (v1alpha1.BrowserPoolTemplate, error) {
-	req, verr := serverv1.DecodeStartWith([]byte(startBody), serverv1.StartOptions{})
-	if verr != nil {
-		return v1alpha1.BrowserPoolTemplate{}, fmt.Errorf("decoding the start body: %v", verr)
+	req, err := defaultStart()
+	if err != nil {
+		return v1alpha1.BrowserPoolTemplate{}, err
 	}
 	bs, _, err := req.ToSession("template", namespace)
 	if err != nil {

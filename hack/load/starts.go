@@ -228,24 +228,24 @@ func (e *env) deletePool(pool *v1alpha1.BrowserPool) {
 		}
 		return out, nil
 	}
-	pods, err := unclaimed(ctx)
-	if err != nil {
-		e.logf("pool %s: %v", pool.Name, err)
-		return
-	}
-	for i := range pods {
-		if err := e.kube.Delete(ctx, &pods[i]); client.IgnoreNotFound(err) != nil {
-			e.logf("deleting runner %s of pool %s: %v", pods[i].Name, pool.Name, err)
-		}
-	}
 	token := &corev1.Secret{}
 	if err := e.kube.Get(ctx, types.NamespacedName{Namespace: pool.Namespace, Name: v1alpha1.PoolTokenSecretName(pool.Name)}, token); err == nil && owned(token) {
 		if err := e.kube.Delete(ctx, token); client.IgnoreNotFound(err) != nil {
 			e.logf("deleting the token of pool %s: %v", pool.Name, err)
 		}
 	}
+	// Again on every look: a pool controller that has not seen the
+	// deletion yet may start another runner meanwhile.
 	gone, err := pollUntil(ctx, quiesceWait, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		left, err := unclaimed(ctx)
+		for i := range left {
+			if left[i].DeletionTimestamp != nil {
+				continue
+			}
+			if err := e.kube.Delete(ctx, &left[i]); client.IgnoreNotFound(err) != nil {
+				e.logf("deleting runner %s of pool %s: %v", left[i].Name, pool.Name, err)
+			}
+		}
 		return len(left) == 0, err
 	})
 	if err != nil || !gone {

@@ -51,7 +51,7 @@ const (
 	maxSessions       = 100
 	maxActs           = 1000
 	maxStreams        = 5000
-	maxStreamSessions = 10
+	maxStreamSessions = 60 // 1,020 streamed operations: every stream in a runner queue
 	maxTimeout        = time.Hour
 )
 

@@ -38,10 +38,11 @@ import (
 // The streams. A runner lets one operation run on its page and
 // rpcserver.DefaultMaxQueuedOperations wait (make dev has no knob for the
 // runner's --max-queued-operations), so a session holds at most
-// opStreamsPerSession streamed operations; a thousand would need sixty
-// sessions, more Chromiums than a developer's machine holds. The rest are
-// streamed starts that resume a session which waits for its Secret: the
-// API holds each until the session is Ready, with nothing in any runner.
+// opStreamsPerSession streamed operations, and a thousand take 59
+// sessions (-stream-sessions 59). By default two sessions hold them, and
+// the rest are streamed starts that resume a session which waits for its
+// Secret: the API holds each until the session is Ready, with nothing in
+// any runner.
 const (
 	opStreamsPerSession = 1 + rpcserver.DefaultMaxQueuedOperations
 	// holdOpenWait bounds the opening of the start streams: the held

@@ -158,6 +158,7 @@ func (s *server) lookup(ctx context.Context, namespace, id string) (*v1alpha1.Br
 
 // start serves POST /v1/sessions/start.
 func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Project) {
+	arrived := time.Now()
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return
@@ -203,7 +204,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 		writeInternal(w)
 		return
 	}
-	s.await(w, r, key, wake, true, stream)
+	s.await(w, r, key, wake, arrived, stream)
 }
 
 // quotaRetryAfter is the Retry-After of a start refused for the project's
@@ -308,7 +309,7 @@ func (s *server) resume(w http.ResponseWriter, r *http.Request, project apikey.P
 		writeError(w, http.StatusConflict, CodeSessionEnded, fmt.Sprintf("session %s is %s and cannot be resumed", id, strings.ToLower(string(phaseOfEnded(bs)))))
 		return
 	}
-	s.await(w, r, key, wake, false, stream)
+	s.await(w, r, key, wake, time.Time{}, stream)
 }
 
 // phaseOfEnded names the state of a session that is over; a session asked
@@ -324,10 +325,14 @@ func phaseOfEnded(bs *v1alpha1.BrowserSession) v1alpha1.BrowserSessionPhase {
 // await waits for the session to be Ready, Failed, over, or for the start
 // timeout, re-reading the cache each time the informer reports a change, and
 // answers accordingly; a streamed start reports each phase the session goes
-// through as a log line. created says this request made the session: if the
-// client never learns its id (timeout, client gone), the session is ended
-// rather than left to hold a browser until its own timeout.
-func (s *server) await(w http.ResponseWriter, r *http.Request, key types.NamespacedName, wake <-chan struct{}, created, stream bool) {
+// through as a log line. A non-zero arrived says this request, which
+// arrived then, made the session: if the client never learns its id
+// (timeout, client gone), the session is ended rather than left to hold a
+// browser until its own timeout; once it does, the time since arrived is
+// the start's first answer (startlatency). A resume is no start of a
+// session, and is not observed.
+func (s *server) await(w http.ResponseWriter, r *http.Request, key types.NamespacedName, wake <-chan struct{}, arrived time.Time, stream bool) {
+	created := !arrived.IsZero()
 	ctx, cancel := s.operationContext(r.Context())
 	defer cancel()
 	var resp responder = plain{w: w, bare: true}
@@ -385,6 +390,9 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 					}
 				}
 				resp.succeed(startData{SessionID: key.Name, CDPURL: s.cdpURL(r, bs), Available: true}, "", nil)
+				if created {
+					s.opts.Metrics.ObserveFirstAnswer(bs.Status.Pool, time.Since(arrived))
+				}
 				return
 			case v1alpha1.BrowserSessionFailed:
 				msg := bs.Status.Message

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -37,6 +38,7 @@ import (
 
 	configv1alpha1 "github.com/browserfleet/browserfleet/api/config/v1alpha1"
 	"github.com/browserfleet/browserfleet/internal/devstack"
+	"github.com/browserfleet/browserfleet/quota"
 )
 
 func main() {
@@ -76,7 +78,34 @@ func run() int {
 	flag.BoolVar(&opts.CacheEnabled, "cache-enabled", os.Getenv("DEV_CACHE_ENABLED") == "true", "turn the server-side cache on for calls that do not say (env DEV_CACHE_ENABLED=true); off, a call turns it on with options.cache")
 	gatewayDefault := flag.String("gateway-default-model", os.Getenv("DEV_GATEWAY_DEFAULT_MODEL"), "with --model-base-url, what the gateway's model auto means (env DEV_GATEWAY_DEFAULT_MODEL); empty: the first provider's usual model, such as openai/gpt-4.1-mini")
 	verbosity := flag.Int("v", 0, "log verbosity: 1 adds controller-runtime's start and stop chatter and debug logs")
+	// The API's and the manager's quota flags, with the make dev
+	// environment's defaults: hack/load's 50 concurrent starts need more
+	// than the default 10 sessions at once.
+	q := quota.DefaultConfig()
+	for _, e := range []struct {
+		name string
+		into *int
+	}{{"DEV_QUOTA_CONCURRENT_SESSIONS", &q.Default.ConcurrentSessions}, {"DEV_QUOTA_LIVE_SESSIONS", &q.Default.LiveSessions}} {
+		if v := os.Getenv(e.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s: want a number, not %q\n", e.name, v)
+				return 2
+			}
+			*e.into = n
+		}
+	}
+	q.AddFlags(flag.CommandLine)
 	flag.Parse()
+	if q.Default.LiveSessions < q.Default.ConcurrentSessions && os.Getenv("DEV_QUOTA_LIVE_SESSIONS") == "" && !flagSet("quota-live-sessions") {
+		// Raising only the sessions at once raises the live ones with it.
+		q.Default.LiveSessions = q.Default.ConcurrentSessions
+	}
+	if err := q.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "dev: %v\n", err)
+		return 2
+	}
+	opts.Quota = &q
 
 	if len(modelBaseURLs) > 0 {
 		opts.ModelBaseURLs = modelBaseURLs
@@ -125,6 +154,13 @@ func run() int {
 		return 1
 	}
 	return code
+}
+
+// flagSet says whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func envOr(name, def string) string {

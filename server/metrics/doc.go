@@ -26,6 +26,7 @@ limitations under the License.
 //	browserfleet_model_tokens_total{model,kind}                          counter
 //	browserfleet_sessions{phase}                                         gauge
 //	browserfleet_sessions_list_errors_total                              counter
+//	browserfleet_session_start_seconds{phase="first_answer",start}       histogram (package startlatency)
 //
 // # Decisions
 //

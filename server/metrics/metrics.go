@@ -30,6 +30,7 @@ import (
 
 	"github.com/browserfleet/browserfleet/runner/rpc"
 	"github.com/browserfleet/browserfleet/search"
+	"github.com/browserfleet/browserfleet/startlatency"
 )
 
 // Label values with a meaning of their own.
@@ -93,6 +94,7 @@ type Metrics struct {
 	tokens            *prometheus.CounterVec
 	searches          *prometheus.CounterVec
 	cacheRequests     *prometheus.CounterVec
+	startLatency      *startlatency.Histogram
 	routes            *capped
 	models            *capped
 }
@@ -137,10 +139,11 @@ func newMetrics(reg prometheus.Registerer, sessions client.Reader, listTimeout t
 			Name: "browserfleet_cache_requests_total",
 			Help: "Calls to the server-side cache's endpoints (the client library's and the runners'), by operation (get, set) and outcome (hit, miss, stored, refused: a bad request, error: the store failed or there is none).",
 		}, []string{"operation", "outcome"}),
-		routes: newCapped(MaxRoutes),
-		models: newCapped(MaxModels),
+		startLatency: startlatency.New(),
+		routes:       newCapped(MaxRoutes),
+		models:       newCapped(MaxModels),
 	}
-	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens, m.searches, m.cacheRequests}
+	cs := []prometheus.Collector{m.requestDuration, m.inFlight, m.operationDuration, m.tokens, m.searches, m.cacheRequests, m.startLatency.Collector()}
 	if sessions != nil {
 		cs = append(cs, newSessionCollector(sessions, listTimeout))
 	}
@@ -186,6 +189,16 @@ func (m *Metrics) ObserveOperation(op, outcome string, streamed bool, d time.Dur
 		return
 	}
 	m.operationDuration.WithLabelValues(oneOf(operations, op), oneOf(outcomes, outcome), strconv.FormatBool(streamed)).Observe(d.Seconds())
+}
+
+// ObserveFirstAnswer records the start latency the API's callers see: d
+// from a start request's arrival to its answer, for a session that
+// claimed a runner of pool ("" for none: a cold start).
+func (m *Metrics) ObserveFirstAnswer(pool string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.startLatency.Observe(startlatency.PhaseFirstAnswer, startlatency.Start(pool), d)
 }
 
 // searchOutcomes are the values of the search outcome label.

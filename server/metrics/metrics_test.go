@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/startlatency"
 )
 
 // samples gathers the metric family name from g as "label=value,..." →
@@ -207,6 +208,7 @@ func TestLint(t *testing.T) {
 	defer m.InFlight("GET /v1/sessions")()
 	m.ObserveOperation("act", OutcomeSuccess, false, time.Second)
 	m.AddTokens("openai/gpt-4.1-mini", 1, 1, 1, 1)
+	m.ObserveFirstAnswer("", time.Second)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatalf("GatherAndLint: %v", err)
@@ -334,6 +336,36 @@ func TestObserveCache(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, samples(t, reg, "browserfleet_cache_requests_total")); diff != "" {
 		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+}
+
+func TestObserveFirstAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		pools []string
+		want  map[string]float64
+	}{
+		{name: "none", want: map[string]float64{}},
+		{
+			name:  "cold and warm",
+			pools: []string{"", "", "pool-a", "pool-b"},
+			want: map[string]float64{
+				"phase=first_answer,start=cold count": 2,
+				"phase=first_answer,start=cold sum":   2,
+				"phase=first_answer,start=warm count": 2,
+				"phase=first_answer,start=warm sum":   2,
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, reg := newTest(t, nil)
+			for _, pool := range tc.pools {
+				m.ObserveFirstAnswer(pool, time.Second)
+			}
+			if diff := cmp.Diff(tc.want, samples(t, reg, startlatency.Name)); diff != "" {
+				t.Errorf("samples (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -633,4 +665,5 @@ func TestNilMetrics(t *testing.T) {
 	m.ObserveOperation("act", OutcomeSuccess, true, time.Second)
 	m.AddTokens("openai/gpt-4.1-mini", 1, 2, 3, 4)
 	m.ObserveCache(CacheGet, CacheHit)
+	m.ObserveFirstAnswer("pool-a", time.Second)
 }

@@ -57,6 +57,9 @@ type Page struct {
 	// lastActionNano is when the last Perform or Navigate ended, in Unix
 	// nanoseconds; Settle waits a little past it.
 	lastActionNano atomic.Int64
+	// probedFor is the lastActionNano Settle last ran its quiet probe
+	// for, and quietSince the one the probe found the page quiet after.
+	probedFor, quietSince atomic.Int64
 }
 
 // noteAction records that an action or navigation just ended.

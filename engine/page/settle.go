@@ -51,6 +51,11 @@ const (
 	// after Perform returned, and at most 3.1 ms after with three busy loops
 	// competing for the cores. 25 ms is eight times the worst of those.
 	ActionGrace = 25 * time.Millisecond
+	// QuietProbeTimeout bounds the wait for a renderer to answer Settle's
+	// quiet probe; a renderer that has not run a zero-delay task by then
+	// is busy with something of its own, and Settle goes on as it would
+	// without the probe.
+	QuietProbeTimeout = 500 * time.Millisecond
 )
 
 // ErrNotSettled reports that the page was still busy when Settle gave up.
@@ -68,11 +73,12 @@ const pollInterval = 50 * time.Millisecond
 // StallTimeout stop counting. The quiet window counts from the last network
 // activity, so a page that has been idle settles at once.
 //
-// After a Perform or Navigate it also waits for what the action set off,
-// for at most ActionGrace: until the quiet probe has seen each renderer of
-// the tab run a task queued after the action with no DOM change during it
-// (see jsQuietProbe), or, when the probe cannot tell, until ActionGrace
-// has passed. A renderer reports the requests and navigations a task
+// After a Perform or Navigate it also waits for what the action set off:
+// until the quiet probe has seen each renderer of the tab run a task queued
+// after the action with no DOM change during it (see jsQuietProbe; DOM
+// changes are waited for until ActionGrace after the action, a renderer's
+// answer for at most QuietProbeTimeout), or, when the probe cannot tell,
+// until ActionGrace has passed. A renderer reports the requests and navigations a task
 // starts before the probe's answer, on the same connection, so that a
 // request the action triggers is counted before Settle decides. Work a page
 // schedules later than the probe's task (a setTimeout with a delay, an
@@ -175,7 +181,12 @@ func (p *Page) probeQuiet(ctx context.Context, last, until time.Time) bool {
 	if !ok {
 		return false
 	}
-	pctx, cancel := context.WithDeadline(ctx, until)
+	// The probe's task may wait behind the page's (Chrome runs them after
+	// the frame that follows an input event): it gets QuietProbeTimeout to
+	// answer, even past ActionGrace, so that a busy renderer's consequences
+	// are still seen; DOM changes that go on are waited for only until
+	// ActionGrace has passed.
+	pctx, cancel := context.WithTimeout(ctx, max(budget, QuietProbeTimeout))
 	defer cancel()
 	expr := fmt.Sprintf("%s(%d)", jsQuietProbe, budget.Milliseconds())
 	results := make(chan bool, len(sessions))

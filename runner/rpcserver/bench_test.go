@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"k8s.io/utils/ptr"
 
@@ -163,6 +164,40 @@ func BenchmarkActThroughRunner(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(n), "ms/op")
 			checkClicks(b, br, n+2)
 		})
+	}
+	// Back to back, each act waits for the frame that follows the
+	// previous click (see docs/performance.md, Act latency). An agent's
+	// acts are seconds apart: this variant lets the page go idle between
+	// acts (outside the timer), 30 ms and two frames, past ActionGrace.
+	b.Run("settle=default/after=idle", func(b *testing.B) {
+		br, c := benchSession(b, 0)
+		var busy time.Duration
+		n := 0
+		for b.Loop() {
+			b.StopTimer()
+			waitIdle(b, br)
+			b.StartTimer()
+			start := time.Now()
+			actThroughRunner(b, c)
+			busy += time.Since(start)
+			n++
+		}
+		b.ReportMetric(float64(busy.Microseconds())/1000/float64(n), "ms/op")
+		checkClicks(b, br, n+2)
+	})
+}
+
+// waitIdle lets the page go idle: 30 ms (past engine/page's ActionGrace),
+// then two animation frames.
+func waitIdle(b *testing.B, br *chromium.Browser) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const idle = `new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r(true))), 30))`
+	var ok bool
+	if err := chromedp.Run(br.ContextFor(ctx), chromedp.Evaluate(idle, &ok, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})); err != nil {
+		b.Fatalf("waiting for the page to go idle: %v", err)
 	}
 }
 

@@ -486,7 +486,11 @@ func (p *Page) click(ctx context.Context, el *Element, count int64) error {
 // dispatch the move first, at once. chromedp offers no way to send a
 // command without waiting for its answer, so the move goes out from a
 // goroutine and moveAhead waits until that goroutine has encoded it (see
-// signalled), the last step before it is queued for the connection.
+// signalled), the last step before chromedp queues it for the connection,
+// then yields. Only a sender held off the CPU between those two steps for
+// longer than the caller takes to encode and queue the press would let the
+// move arrive after the press; the click would still land at (x, y), with
+// its mousemove after it. TestClickMovesThePointerFirst checks the order.
 func (p *Page) moveAhead(ctx context.Context, x, y float64) func() error {
 	params := &signalled{
 		v:    input.DispatchMouseEvent(input.MouseMoved, x, y).WithButton(input.None).WithPointerType(input.Mouse),

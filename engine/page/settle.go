@@ -232,8 +232,12 @@ func (p *Page) rendererSessions() ([]*session, bool) {
 
 // waitParsed polls document.readyState until the main document is no longer
 // "loading". Evaluations fail while a navigation swaps documents; those are
-// retried.
+// retried. It asks nothing when the tab has reported DOMContentLoaded for
+// the last document it committed since Attach.
 func (p *Page) waitParsed(ctx context.Context) error {
+	if g := p.docGen.Load(); g > 0 && p.parsedGen.Load() == g {
+		return nil
+	}
 	for {
 		o, err := p.main.evaluate(ctx, "document.readyState", true)
 		if err == nil && len(o.Value) > 0 && string(o.Value) != `"loading"` {

@@ -173,3 +173,20 @@ func TestNetTrackerCountsRequestedNavigations(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleKnowsAParsedDocument checks that the Page follows the main
+// frame's documents from the tab's events, so that Settle need not ask the
+// page whether the document is parsed: after a navigation, and after a
+// second one.
+func TestSettleKnowsAParsedDocument(t *testing.T) {
+	tb := newTab(t)
+	var got []bool
+	for _, path := range []string{"/form", "/content"} {
+		tb.open(path)
+		g := tb.p.docGen.Load()
+		got = append(got, g > 0 && tb.p.parsedGen.Load() == g)
+	}
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
+		t.Errorf("document known parsed after each navigation (-want +got):\n%s", diff)
+	}
+}

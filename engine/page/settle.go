@@ -78,12 +78,12 @@ const pollInterval = 50 * time.Millisecond
 // after the action with no DOM change during it (see jsQuietProbe; DOM
 // changes are waited for until ActionGrace after the action, a renderer's
 // answer for at most QuietProbeTimeout), or, when the probe cannot tell,
-// until ActionGrace has passed. A renderer reports the requests and navigations a task
-// starts before the probe's answer, on the same connection, so that a
-// request the action triggers is counted before Settle decides. Work a page
-// schedules later than the probe's task (a setTimeout with a delay, an
-// animation frame) is not waited for unless it changes the DOM while the
-// probe watches.
+// until ActionGrace has passed. A renderer reports the requests and
+// navigations a task starts before the probe's answer, on the same
+// connection, so that a request the action triggers is counted before
+// Settle decides. Work a page schedules later than the probe's task (a
+// setTimeout with a delay) is not waited for unless it changes the DOM
+// while the probe watches.
 //
 // Chrome throttles timers in background tabs, so a request a background
 // page schedules with setTimeout may start after the quiet window; Perform
@@ -146,8 +146,10 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 // already queued has run with no DOM change since the probe started (a
 // setTimeout(0) turn; the page's own zero-delay timers and posted tasks
 // run first), and to false when changes go on for longer than its
-// argument, in milliseconds. It runs in the page's main world and touches
-// nothing of the page's.
+// argument, in milliseconds. It runs in the page's main world and changes
+// nothing there; it calls the page's setTimeout and MutationObserver, so a
+// page that replaced them with ones that never call back costs each
+// action QuietProbeTimeout before Settle falls back to ActionGrace.
 const jsQuietProbe = `(ms => new Promise(resolve => {
   const end = performance.now() + ms;
   let changed = false;
@@ -163,9 +165,9 @@ const jsQuietProbe = `(ms => new Promise(resolve => {
 
 // probeQuiet runs jsQuietProbe in every renderer of the tab (the main
 // frame's and each out-of-process frame's), once per action, and reports
-// whether all of them answered true before until. It then records that the
-// page has been quiet since the action at last, which ends Settle's
-// ActionGrace early. Any failure (a document being replaced, an
+// whether all of them answered true, each within the later of until and
+// QuietProbeTimeout from now. It then records that the page has been quiet
+// since the action at last, which ends Settle's ActionGrace early. Any failure (a document being replaced, an
 // out-of-process frame still attaching, a renderer too busy to answer in
 // time) leaves the fixed grace in place.
 func (p *Page) probeQuiet(ctx context.Context, last, until time.Time) bool {

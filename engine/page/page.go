@@ -66,6 +66,9 @@ type Page struct {
 	// When they are equal, Settle knows the document is parsed without
 	// asking the page.
 	docGen, parsedGen atomic.Int64
+	// probeStuck is the docGen of a document whose renderers once failed
+	// to answer Settle's quiet probe in time; it is not probed again.
+	probeStuck atomic.Int64
 }
 
 // noteAction records that an action or navigation just ended.

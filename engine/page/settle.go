@@ -148,8 +148,9 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 // run first), and to false when changes go on for longer than its
 // argument, in milliseconds. It runs in the page's main world and changes
 // nothing there; it calls the page's setTimeout and MutationObserver, so a
-// page that replaced them with ones that never call back costs each
-// action QuietProbeTimeout before Settle falls back to ActionGrace.
+// page that replaced them with ones that never call back costs one action
+// QuietProbeTimeout, after which Settle waits ActionGrace instead of
+// probing until the main frame commits another document.
 const jsQuietProbe = `(ms => new Promise(resolve => {
   const end = performance.now() + ms;
   let changed = false;
@@ -179,6 +180,9 @@ func (p *Page) probeQuiet(ctx context.Context, last, until time.Time) bool {
 	if budget <= 0 {
 		return false
 	}
+	if g := p.docGen.Load(); g > 0 && p.probeStuck.Load() == g {
+		return false
+	}
 	sessions, ok := p.rendererSessions()
 	if !ok {
 		return false
@@ -206,6 +210,11 @@ func (p *Page) probeQuiet(ctx context.Context, last, until time.Time) bool {
 	quiet := true
 	for range sessions {
 		quiet = <-results && quiet
+	}
+	if !quiet && pctx.Err() != nil && ctx.Err() == nil {
+		// A renderer did not answer in time: the rest of this document's
+		// actions wait ActionGrace rather than QuietProbeTimeout each.
+		p.probeStuck.Store(p.docGen.Load())
 	}
 	if quiet {
 		p.quietSince.Store(mark)

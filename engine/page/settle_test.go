@@ -190,3 +190,35 @@ func TestSettleKnowsAParsedDocument(t *testing.T) {
 		t.Errorf("document known parsed after each navigation (-want +got):\n%s", diff)
 	}
 }
+
+// TestSettleStopsProbingAPageThatNeverAnswers replaces the page's
+// setTimeout with one that never calls back: the quiet probe cannot
+// answer, Settle still returns, and the document is not probed again.
+func TestSettleStopsProbingAPageThatNeverAnswers(t *testing.T) {
+	tb := newTab(t)
+	tb.open("/form")
+	var ok bool
+	tb.eval(`window.setTimeout = () => 0; true`, &ok)
+	// The load's quiet window first: the probe runs only when nothing but
+	// the action's grace is left to wait for.
+	if err := tb.p.Settle(tb.testCtx(), 10*time.Second); err != nil {
+		t.Fatalf("settle: %v", err)
+	}
+	var got []bool
+	for range 2 {
+		el, err := tb.p.MainFrame().Query(tb.testCtx(), "#send")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.p.Perform(tb.testCtx(), el, "click", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.p.Settle(tb.testCtx(), 10*time.Second); err != nil {
+			t.Fatalf("settle: %v", err)
+		}
+		got = append(got, tb.p.probeStuck.Load() == tb.p.docGen.Load())
+	}
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
+		t.Errorf("document marked as not answering after each click (-want +got):\n%s", diff)
+	}
+}

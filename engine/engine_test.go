@@ -303,27 +303,23 @@ func TestSelfHealOffFailsPlainly(t *testing.T) {
 func TestTwoStepCustomDropdown(t *testing.T) {
 	srv := llmtest.NewServer(t)
 	e, ctx := tab(t, "/menu", engine.Options{Model: model(t, srv, llmtest.OpenAI)})
-	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, ctx, e, "combobox"), "click", nil, true)))
-	// The second answer must name an option that only exists once the list
-	// is open; it is scripted when the second request arrives.
-	done := make(chan error, 1)
-	go func() {
-		res, err := e.Act(ctx, engine.ActOptions{Instruction: "choose the Large size"})
-		if err == nil && !res.Success {
-			err = errors.New(res.Message)
-		}
-		done <- err
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Requests()) < 1 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	for eval[string](t, ctx, `document.getElementById('list').style.display`) != "block" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	srv.Enqueue(llmtest.JSON(actAnswer(idOf(t, ctx, e, "option: Large"), "click", nil, false)))
-	if err := <-done; err != nil {
+	// The second answer names an option the snapshot shows only once the
+	// list is open; the option's node is in the page already, hidden, so
+	// its id is known before the act.
+	large, err := e.Page().MainFrame().Query(ctx, "#list > [role=option]:nth-child(2)")
+	if err != nil {
 		t.Fatal(err)
+	}
+	srv.Enqueue(
+		llmtest.JSON(actAnswer(idOf(t, ctx, e, "combobox"), "click", nil, true)),
+		llmtest.JSON(actAnswer(large.ID, "click", nil, false)),
+	)
+	res, err := e.Act(ctx, engine.ActOptions{Instruction: "choose the Large size"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success {
+		t.Fatal(res.Message)
 	}
 	if got := eval[string](t, ctx, `window.size`); got != "Large" {
 		t.Errorf("window.size = %q", got)

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
@@ -57,6 +58,17 @@ type Page struct {
 	// lastActionNano is when the last Perform or Navigate ended, in Unix
 	// nanoseconds; Settle waits a little past it.
 	lastActionNano atomic.Int64
+	// probedFor is the lastActionNano Settle last ran its quiet probe
+	// for, and quietSince the one the probe found the page quiet after.
+	probedFor, quietSince atomic.Int64
+	// docGen counts the main frame's documents committed since Attach;
+	// parsedGen is the docGen whose DOMContentLoaded the tab reported.
+	// When they are equal, Settle knows the document is parsed without
+	// asking the page.
+	docGen, parsedGen atomic.Int64
+	// probeStuck is the docGen of a document whose renderers once failed
+	// to answer Settle's quiet probe in time; it is not probed again.
+	probeStuck atomic.Int64
 }
 
 // noteAction records that an action or navigation just ended.
@@ -99,6 +111,7 @@ func Attach(ctx context.Context) (*Page, error) {
 		net:    newNetTracker(),
 		oopifs: make(map[target.ID]*oopifEntry),
 	}
+	p.parsedGen.Store(-1)
 	p.main = newSession(lctx, c.Target.TargetID, c.Target.SessionID, c.Target)
 	chromedp.ListenTarget(lctx, p.onTargetEvent(p.main))
 	chromedp.ListenBrowser(lctx, p.onBrowserEvent)
@@ -185,6 +198,9 @@ func (p *Page) onTargetEvent(s *session) func(ev any) {
 	track := p.net.listener(s.target)
 	return func(ev any) {
 		track(ev)
+		if s == p.main {
+			p.trackParsed(ev)
+		}
 		if e, ok := ev.(*target.EventAttachedToTarget); ok && e.TargetInfo != nil && e.TargetInfo.Type == "iframe" {
 			// chromedp sets auto-attach on every session, so Chrome
 			// announces each out-of-process child frame here. Attaching our
@@ -193,6 +209,20 @@ func (p *Page) onTargetEvent(s *session) func(ev any) {
 			id := e.TargetInfo.TargetID
 			go func() { _, _ = p.frameSession(p.ctx, id) }()
 		}
+	}
+}
+
+// trackParsed follows the main frame's documents: a commit starts one
+// (which Chrome reports before anything the document does), the tab's
+// DOMContentLoaded ends its parsing.
+func (p *Page) trackParsed(ev any) {
+	switch e := ev.(type) {
+	case *cdppage.EventFrameNavigated:
+		if e.Frame != nil && e.Frame.ParentID == "" {
+			p.docGen.Add(1)
+		}
+	case *cdppage.EventDomContentEventFired:
+		p.parsedGen.Store(p.docGen.Load())
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestPerformBringsABackgroundTabToFront(t *testing.T) {
@@ -141,5 +142,40 @@ func TestNetTrackerRetiresReplacedDocuments(t *testing.T) {
 				t.Error("a request of the current document does not count")
 			}
 		})
+	}
+}
+
+// TestClickMovesThePointerFirst checks the order of the events a click
+// causes: the mouse move Perform sends ahead of the button, without waiting
+// for its answer, still reaches the page before the button goes down.
+func TestClickMovesThePointerFirst(t *testing.T) {
+	tb := newTab(t)
+	tb.open("/form")
+	var ok bool
+	tb.eval(`window.seen = [];
+for (const type of ['mousemove', 'mousedown', 'mouseup', 'click'])
+  document.addEventListener(type, e => {
+    const last = window.seen[window.seen.length - 1];
+    if (!(type === 'mousemove' && last === 'mousemove')) window.seen.push(type);
+  }, true);
+true`, &ok)
+	var want []string
+	// Alternate between two elements, so that each click moves the
+	// pointer.
+	for i := range 10 {
+		sel := []string{"#send", "#email"}[i%2]
+		el, err := tb.p.MainFrame().Query(tb.testCtx(), sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.p.Perform(tb.testCtx(), el, "click", nil); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, "mousemove", "mousedown", "mouseup", "click")
+	}
+	var got []string
+	tb.eval(`window.seen`, &got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -39,16 +39,23 @@ const (
 	StallTimeout = 2 * time.Second
 	// DefaultSettleTimeout bounds Settle when the caller gives no timeout.
 	DefaultSettleTimeout = 30 * time.Second
-	// ActionGrace is how long after an input action or a navigation Settle
-	// waits at least: long enough for a request the action triggers to be
-	// announced. Input.dispatchMouseEvent answers once the renderer has
-	// handled the event, so a request a click handler starts is announced
-	// about when Perform returns: measured on a page whose click handler
-	// calls fetch() (headless Chromium, two cores, 20 clicks per run),
+	// ActionGrace bounds how long after an input action or a navigation
+	// Settle waits at least, unless the quiet probe ends the wait earlier:
+	// long enough for a request the action triggers to be announced, and
+	// for what the action's handlers schedule to run.
+	// Input.dispatchMouseEvent answers once the renderer has handled the
+	// event, so a request a click handler starts is announced about when
+	// Perform returns: measured on a page whose click handler calls fetch()
+	// (headless Chromium, two cores, 20 clicks per run),
 	// Network.requestWillBeSent arrived between 0.3 ms before and 1.8 ms
 	// after Perform returned, and at most 3.1 ms after with three busy loops
 	// competing for the cores. 25 ms is eight times the worst of those.
 	ActionGrace = 25 * time.Millisecond
+	// QuietProbeTimeout bounds the wait for a renderer to answer Settle's
+	// quiet probe; a renderer that has not run a zero-delay task by then
+	// is busy with something of its own, and Settle goes on as it would
+	// without the probe.
+	QuietProbeTimeout = 500 * time.Millisecond
 )
 
 // ErrNotSettled reports that the page was still busy when Settle gave up.
@@ -60,12 +67,23 @@ const pollInterval = 50 * time.Millisecond
 
 // Settle waits until the main document has been parsed and then until the
 // network has been quiet for QuietWindow, counting requests of the tab and
-// of its out-of-process frames. WebSocket and EventSource connections are
-// not counted, and requests in flight for longer than StallTimeout stop
-// counting. The quiet window counts from the last network activity, so a
-// page that has been idle settles at once; it also lasts at least
-// ActionGrace past the last Perform or Navigate, so that a request an action
-// triggers a moment later is still waited for.
+// of its out-of-process frames, and navigations a document has asked for
+// and the browser has not started yet. WebSocket and EventSource
+// connections are not counted, and requests in flight for longer than
+// StallTimeout stop counting. The quiet window counts from the last network
+// activity, so a page that has been idle settles at once.
+//
+// After a Perform or Navigate it also waits for what the action set off:
+// until the quiet probe has seen each renderer of the tab run a task queued
+// after the action with no DOM change during it (see jsQuietProbe; DOM
+// changes are waited for until ActionGrace after the action, a renderer's
+// answer for at most QuietProbeTimeout), or, when the probe cannot tell,
+// until ActionGrace has passed. A renderer reports the requests and
+// navigations a task starts before the probe's answer, on the same
+// connection, so that a request the action triggers is counted before
+// Settle decides. Work a page schedules later than the probe's task (a
+// setTimeout with a delay) is not waited for unless it changes the DOM
+// while the probe watches.
 //
 // Chrome throttles timers in background tabs, so a request a background
 // page schedules with setTimeout may start after the quiet window; Perform
@@ -90,9 +108,18 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 	}
 	for {
 		now := time.Now()
-		busy, quietAt, changed := p.net.state(now, p.lastAction().Add(ActionGrace))
+		last := p.lastAction()
+		floor := last.Add(ActionGrace)
+		if p.quietSince.Load() == last.UnixNano() {
+			// The probe has seen the page quiet since the action.
+			floor = time.Time{}
+		}
+		busy, quietAt, changed := p.net.state(now, floor)
 		if !busy && !now.Before(quietAt) {
 			return nil
+		}
+		if !busy && quietAt.Equal(floor) && p.probeQuiet(tctx, last, floor) {
+			continue
 		}
 		wait := time.Until(quietAt)
 		if busy {
@@ -115,10 +142,113 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
+// jsQuietProbe resolves to true once a task queued after every task
+// already queued has run with no DOM change since the probe started (a
+// setTimeout(0) turn; the page's own zero-delay timers and posted tasks
+// run first), and to false when changes go on for longer than its
+// argument, in milliseconds. It runs in the page's main world and changes
+// nothing there; it calls the page's setTimeout and MutationObserver, so a
+// page that replaced them with ones that never call back costs one action
+// QuietProbeTimeout, after which Settle waits ActionGrace instead of
+// probing until the main frame commits another document.
+const jsQuietProbe = `(ms => new Promise(resolve => {
+  const end = performance.now() + ms;
+  let changed = false;
+  const mo = new MutationObserver(() => { changed = true; });
+  mo.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const turn = () => setTimeout(() => {
+    if (!changed || performance.now() >= end) { mo.disconnect(); resolve(!changed); return; }
+    changed = false;
+    turn();
+  }, 0);
+  turn();
+}))`
+
+// probeQuiet runs jsQuietProbe in every renderer of the tab (the main
+// frame's and each out-of-process frame's), once per action, and reports
+// whether all of them answered true, each within the later of until and
+// QuietProbeTimeout from now. It then records that the page has been quiet
+// since the action at last, which ends Settle's ActionGrace early. Any failure (a document being replaced, an
+// out-of-process frame still attaching, a renderer too busy to answer in
+// time) leaves the fixed grace in place.
+func (p *Page) probeQuiet(ctx context.Context, last, until time.Time) bool {
+	mark := last.UnixNano()
+	if p.probedFor.Swap(mark) == mark {
+		return false
+	}
+	budget := time.Until(until)
+	if budget <= 0 {
+		return false
+	}
+	if g := p.docGen.Load(); g > 0 && p.probeStuck.Load() == g {
+		return false
+	}
+	sessions, ok := p.rendererSessions()
+	if !ok {
+		return false
+	}
+	// The probe's task may wait behind the page's (Chrome runs them after
+	// the frame that follows an input event): it gets QuietProbeTimeout to
+	// answer, even past ActionGrace, so that a busy renderer's consequences
+	// are still seen; DOM changes that go on are waited for only until
+	// ActionGrace has passed.
+	pctx, cancel := context.WithTimeout(ctx, max(budget, QuietProbeTimeout))
+	defer cancel()
+	expr := fmt.Sprintf("%s(%d)", jsQuietProbe, budget.Milliseconds())
+	results := make(chan bool, len(sessions))
+	for _, s := range sessions {
+		go func() {
+			var r evalResult
+			err := s.call(pctx, "Runtime.evaluate", map[string]any{
+				"expression":    expr,
+				"awaitPromise":  true,
+				"returnByValue": true,
+			}, &r)
+			results <- err == nil && r.ExceptionDetails == nil && string(r.Result.Value) == "true"
+		}()
+	}
+	quiet := true
+	for range sessions {
+		quiet = <-results && quiet
+	}
+	if !quiet && pctx.Err() != nil && ctx.Err() == nil {
+		// A renderer did not answer in time: the rest of this document's
+		// actions wait ActionGrace rather than QuietProbeTimeout each.
+		p.probeStuck.Store(p.docGen.Load())
+	}
+	if quiet {
+		p.quietSince.Store(mark)
+	}
+	return quiet
+}
+
+// rendererSessions returns the tab's session and those of its out-of-process
+// frames, or false while one of them is still being attached.
+func (p *Page) rendererSessions() ([]*session, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []*session{p.main}
+	for _, e := range p.oopifs {
+		select {
+		case <-e.ready:
+		default:
+			return nil, false
+		}
+		if e.err == nil && e.sess != nil && e.sess.alive.Err() == nil {
+			out = append(out, e.sess)
+		}
+	}
+	return out, true
+}
+
 // waitParsed polls document.readyState until the main document is no longer
 // "loading". Evaluations fail while a navigation swaps documents; those are
-// retried.
+// retried. It asks nothing when the tab has reported DOMContentLoaded for
+// the last document it committed since Attach.
 func (p *Page) waitParsed(ctx context.Context) error {
+	if g := p.docGen.Load(); g > 0 && p.parsedGen.Load() == g {
+		return nil
+	}
 	for {
 		o, err := p.main.evaluate(ctx, "document.readyState", true)
 		if err == nil && len(o.Value) > 0 && string(o.Value) != `"loading"` {
@@ -205,6 +335,11 @@ func (t *netTracker) listener(tid target.ID) func(ev any) {
 				url = e.Request.URL
 			}
 			t.update(func(now time.Time) bool {
+				if e.Type == network.ResourceTypeDocument {
+					// The requested navigation has started; its request
+					// counts from now on.
+					delete(t.inflight, navKey(e.FrameID))
+				}
 				// A navigation request carries the loader of the
 				// document it will create, never a retired one; any
 				// other request of a replaced document is an orphan,
@@ -221,6 +356,22 @@ func (t *netTracker) listener(tid target.ID) func(ev any) {
 				}
 				return true
 			})
+		case *page.EventFrameRequestedNavigation:
+			// A document asked for a navigation of its frame: the browser
+			// announces the request itself (Network.requestWillBeSent)
+			// later, on another connection than the renderer's, so that
+			// Settle would not see it yet.
+			if e.Disposition != page.ClientNavigationDispositionCurrentTab {
+				return
+			}
+			t.update(func(now time.Time) bool {
+				t.inflight[navKey(e.FrameID)] = &request{url: e.URL, frame: e.FrameID, document: true, started: now}
+				return true
+			})
+		case *page.EventNavigatedWithinDocument:
+			t.navigationEnded(e.FrameID)
+		case *page.EventFrameStoppedLoading:
+			t.navigationEnded(e.FrameID)
 		case *page.EventFrameNavigated:
 			if e.Frame != nil && e.Frame.LoaderID != "" {
 				t.committed(e.Frame.ID, e.Frame.LoaderID)
@@ -228,6 +379,7 @@ func (t *netTracker) listener(tid target.ID) func(ev any) {
 		case *page.EventFrameDetached:
 			t.mu.Lock()
 			delete(t.current, e.FrameID)
+			delete(t.inflight, navKey(e.FrameID))
 			t.mu.Unlock()
 		case *network.EventResponseReceived:
 			// An EventSource is only recognisable once it answers when
@@ -249,6 +401,7 @@ func (t *netTracker) listener(tid target.ID) func(ev any) {
 // request in flight (of a document yet to commit) still counts.
 func (t *netTracker) committed(frame cdp.FrameID, loader cdp.LoaderID) {
 	t.update(func(time.Time) bool {
+		delete(t.inflight, navKey(frame))
 		if old, ok := t.current[frame]; ok && old != loader {
 			t.retire(old)
 		}
@@ -286,6 +439,26 @@ func (t *netTracker) isRetired(loader cdp.LoaderID) bool {
 		}
 	}
 	return false
+}
+
+// navKey keys the navigation a frame has requested and the browser has not
+// announced yet. It is not a request id of any session, and one frame has
+// at most one such navigation.
+func navKey(frame cdp.FrameID) requestKey {
+	return requestKey{id: network.RequestID("navigation:" + string(frame))}
+}
+
+// navigationEnded drops the navigation frame requested, if any: it was
+// same-document, or the frame stopped loading without it (cancelled,
+// a download, a 204).
+func (t *netTracker) navigationEnded(frame cdp.FrameID) {
+	t.update(func(time.Time) bool {
+		if _, ok := t.inflight[navKey(frame)]; !ok {
+			return false
+		}
+		delete(t.inflight, navKey(frame))
+		return true
+	})
 }
 
 func (t *netTracker) finish(tid target.ID, id network.RequestID) {

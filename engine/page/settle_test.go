@@ -23,6 +23,11 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSettleWaitsForAFetch(t *testing.T) {
@@ -125,5 +130,95 @@ func TestSettleIgnoresAnOrphanedFaviconRequest(t *testing.T) {
 		if err := tb.p.Settle(tb.testCtx(), StallTimeout*3/4); err != nil {
 			t.Fatalf("round %d: an idle page did not settle: %v", i, err)
 		}
+	}
+}
+
+// TestNetTrackerCountsRequestedNavigations feeds the tracker the events of
+// navigations a document requests: each counts from the request until the
+// browser announces its request, the frame commits, or it ends otherwise.
+func TestNetTrackerCountsRequestedNavigations(t *testing.T) {
+	const frame, other = cdp.FrameID("F"), cdp.FrameID("G")
+	requested := func(f cdp.FrameID, d page.ClientNavigationDisposition) any {
+		return &page.EventFrameRequestedNavigation{FrameID: f, URL: "http://127.0.0.1/next", Disposition: d}
+	}
+	current := requested(frame, page.ClientNavigationDispositionCurrentTab)
+	docRequest := &network.EventRequestWillBeSent{RequestID: "R", FrameID: frame, LoaderID: "L2", Type: network.ResourceTypeDocument, Request: &network.Request{URL: "http://127.0.0.1/next"}}
+	for _, tc := range []struct {
+		name   string
+		events []any
+		want   []bool
+	}{
+		{"requested in this tab", []any{current}, []bool{true}},
+		{"in a new tab", []any{requested(frame, page.ClientNavigationDispositionNewTab)}, []bool{false}},
+		{"a download", []any{requested(frame, page.ClientNavigationDispositionDownload)}, []bool{false}},
+		{"then announced, then loaded", []any{current, docRequest, &network.EventLoadingFinished{RequestID: "R"}}, []bool{true, true, false}},
+		{"then committed", []any{current, &page.EventFrameNavigated{Frame: &cdp.Frame{ID: frame, LoaderID: "L2"}}}, []bool{true, false}},
+		{"within the document", []any{current, &page.EventNavigatedWithinDocument{FrameID: frame}}, []bool{true, false}},
+		{"then stopped", []any{current, &page.EventFrameStoppedLoading{FrameID: frame}}, []bool{true, false}},
+		{"then detached", []any{current, &page.EventFrameDetached{FrameID: frame}}, []bool{true, false}},
+		{"another frame stopped", []any{current, &page.EventFrameStoppedLoading{FrameID: other}}, []bool{true, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newNetTracker()
+			on := tr.listener("T")
+			var got []bool
+			for _, ev := range tc.events {
+				on(ev)
+				busy, _, _ := tr.state(time.Now(), time.Time{})
+				got = append(got, busy)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("busy after each event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSettleKnowsAParsedDocument checks that the Page follows the main
+// frame's documents from the tab's events, so that Settle need not ask the
+// page whether the document is parsed: after a navigation, and after a
+// second one.
+func TestSettleKnowsAParsedDocument(t *testing.T) {
+	tb := newTab(t)
+	var got []bool
+	for _, path := range []string{"/form", "/content"} {
+		tb.open(path)
+		g := tb.p.docGen.Load()
+		got = append(got, g > 0 && tb.p.parsedGen.Load() == g)
+	}
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
+		t.Errorf("document known parsed after each navigation (-want +got):\n%s", diff)
+	}
+}
+
+// TestSettleStopsProbingAPageThatNeverAnswers replaces the page's
+// setTimeout with one that never calls back: the quiet probe cannot
+// answer, Settle still returns, and the document is not probed again.
+func TestSettleStopsProbingAPageThatNeverAnswers(t *testing.T) {
+	tb := newTab(t)
+	tb.open("/form")
+	var ok bool
+	tb.eval(`window.setTimeout = () => 0; true`, &ok)
+	// The load's quiet window first: the probe runs only when nothing but
+	// the action's grace is left to wait for.
+	if err := tb.p.Settle(tb.testCtx(), 10*time.Second); err != nil {
+		t.Fatalf("settle: %v", err)
+	}
+	var got []bool
+	for range 2 {
+		el, err := tb.p.MainFrame().Query(tb.testCtx(), "#send")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.p.Perform(tb.testCtx(), el, "click", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.p.Settle(tb.testCtx(), 10*time.Second); err != nil {
+			t.Fatalf("settle: %v", err)
+		}
+		got = append(got, tb.p.probeStuck.Load() == tb.p.docGen.Load())
+	}
+	if diff := cmp.Diff([]bool{true, true}, got); diff != "" {
+		t.Errorf("document marked as not answering after each click (-want +got):\n%s", diff)
 	}
 }

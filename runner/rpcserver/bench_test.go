@@ -20,10 +20,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"k8s.io/utils/ptr"
 
@@ -62,8 +64,21 @@ var clickB = rpc.ActRequest{Input: rpc.ActInput{Action: &rpc.Action{Selector: "#
 // session did not say).
 func benchSession(b *testing.B, settleMs int32) (*chromium.Browser, runnertest.Client) {
 	b.Helper()
-	br := browsertest.Shared(b)
-	site := runnertest.NewPageServer(b, runnertest.HTMLHandler(benchPage))
+	br, c, _ := actSession(b, runnertest.HTMLHandler(benchPage), settleMs)
+	// Warm up both paths: the engine is built on the first call, chromedp
+	// caches the document on the first query.
+	actThroughRunner(b, c)
+	clickDirect(b, br)
+	return br, c
+}
+
+// actSession serves handler, starts a runner over the shared browser with
+// domSettleTimeoutMs settleMs (0: the session did not say), and navigates
+// its tab to the handler's "/", whose URL it returns.
+func actSession(tb testing.TB, handler http.Handler, settleMs int32) (*chromium.Browser, runnertest.Client, string) {
+	tb.Helper()
+	br := browsertest.Shared(tb)
+	site := runnertest.NewPageServer(tb, handler)
 	cfg := runnertest.Config(func(s *v1alpha1.BrowserSessionSpec) {
 		if settleMs > 0 {
 			s.DOMSettleTimeoutMs = ptr.To(settleMs)
@@ -78,31 +93,36 @@ func benchSession(b *testing.B, settleMs int32) (*chromium.Browser, runnertest.C
 	})
 	s.SetBrowser(br)
 	hs := httptest.NewServer(s)
-	b.Cleanup(hs.Close)
+	tb.Cleanup(hs.Close)
 	c := runnertest.Client{Base: hs.URL, Token: runnertest.Token}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if status, body, err := c.Call(ctx, rpc.NavigatePath, rpc.NavigateRequest{URL: site.URL}); err != nil || status != 200 {
-		b.Fatalf("navigate: %d %s %v", status, body, err)
+		tb.Fatalf("navigate: %d %s %v", status, body, err)
 	}
-	// Warm up both paths: the engine is built on the first call, chromedp
-	// caches the document on the first query.
-	actThroughRunner(b, c)
-	clickDirect(b, br)
-	return br, c
+	return br, c, site.URL
 }
 
 func actThroughRunner(b *testing.B, c runnertest.Client) {
+	if res := act(b, c, clickB); !res.Success {
+		b.Fatalf("act: %+v", res)
+	}
+}
+
+// act sends req to the runner and returns its result.
+func act(tb testing.TB, c runnertest.Client, req rpc.ActRequest) rpc.ActResult {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	status, body, err := c.Call(ctx, rpc.ActPath, clickB)
+	status, body, err := c.Call(ctx, rpc.ActPath, req)
 	if err != nil || status != 200 {
-		b.Fatalf("act: %d %s %v", status, body, err)
+		tb.Fatalf("act: %d %s %v", status, body, err)
 	}
 	var res rpc.Result[rpc.ActResult]
-	if err := json.Unmarshal(body, &res); err != nil || !res.Result.Success {
-		b.Fatalf("act: %s %v", body, err)
+	if err := json.Unmarshal(body, &res); err != nil {
+		tb.Fatalf("act: %s %v", body, err)
 	}
+	return res.Result
 }
 
 func clickDirect(b *testing.B, br *chromium.Browser) {
@@ -136,13 +156,72 @@ func BenchmarkActThroughRunner(b *testing.B) {
 		b.Run(v.name, func(b *testing.B) {
 			br, c := benchSession(b, v.settleMs)
 			n := 0
+			start := time.Now()
 			for b.Loop() {
 				actThroughRunner(b, c)
 				n++
 			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(n), "ms/op")
 			checkClicks(b, br, n+2)
 		})
 	}
+	// Back to back, each act waits for the frame that follows the
+	// previous click (see docs/performance.md, Act latency). An agent's
+	// acts are seconds apart: this variant lets the page go idle between
+	// acts (outside the timer), 30 ms and two frames, past ActionGrace.
+	b.Run("settle=default/after=idle", func(b *testing.B) {
+		br, c := benchSession(b, 0)
+		var busy time.Duration
+		n := 0
+		for b.Loop() {
+			b.StopTimer()
+			waitIdle(b, br)
+			b.StartTimer()
+			start := time.Now()
+			actThroughRunner(b, c)
+			busy += time.Since(start)
+			n++
+		}
+		b.ReportMetric(float64(busy.Microseconds())/1000/float64(n), "ms/op")
+		checkClicks(b, br, n+2)
+	})
+}
+
+// waitIdle lets the page go idle: 30 ms (past engine/page's ActionGrace),
+// then two animation frames.
+func waitIdle(b *testing.B, br *chromium.Browser) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const idle = `new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(() => r(true))), 30))`
+	var ok bool
+	if err := chromedp.Run(br.ContextFor(ctx), chromedp.Evaluate(idle, &ok, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	})); err != nil {
+		b.Fatalf("waiting for the page to go idle: %v", err)
+	}
+}
+
+// BenchmarkActSeesPreviousAction times pairs of acts where the second
+// needs what the first caused: the first clicks a button whose handler
+// adds a button with a zero-delay timer (which Chrome runs after the frame
+// that follows the click), the second clicks the added button, which
+// removes it. A pair that missed the timer's work would fail the second
+// act.
+func BenchmarkActSeesPreviousAction(b *testing.B) {
+	_, c, _ := actSession(b, http.HandlerFunc(consequencePages), 0)
+	open := rpc.ActRequest{Input: rpc.ActInput{Action: &rpc.Action{Selector: "#timer", Method: "click"}}}
+	next := rpc.ActRequest{Input: rpc.ActInput{Action: &rpc.Action{Selector: "#next", Method: "click"}}}
+	n := 0
+	start := time.Now()
+	for b.Loop() {
+		for _, req := range []rpc.ActRequest{open, next} {
+			if res := act(b, c, req); !res.Success {
+				b.Fatalf("act on %s: %s", req.Input.Action.Selector, res.Message)
+			}
+		}
+		n++
+	}
+	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(2*n), "ms/act")
 }
 
 // BenchmarkActInProcess performs the same act with the runner's engine
@@ -199,6 +278,8 @@ func BenchmarkActRatio(b *testing.B) {
 			checkClicks(b, br, 2*n+2)
 			b.ReportMetric(float64(runner.Nanoseconds())/float64(n), "runner-ns/op")
 			b.ReportMetric(float64(direct.Nanoseconds())/float64(n), "direct-ns/op")
+			b.ReportMetric(float64(runner.Microseconds())/1000/float64(n), "runner-ms/op")
+			b.ReportMetric(float64(direct.Microseconds())/1000/float64(n), "direct-ms/op")
 			b.ReportMetric(float64(runner)/float64(direct), "runner/direct")
 		})
 	}

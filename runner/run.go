@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -116,6 +117,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 		return err
 	}
 	srv.SetBrowser(b)
+	// Starting (the spec, the session's settings, the egress proxy,
+	// Chromium's output) leaves garbage the Go runtime would keep for a
+	// while; an idle session should not hold it (docs/performance.md).
+	debug.FreeOSMemory()
 
 	stop := func() error {
 		srv.BeginShutdown()

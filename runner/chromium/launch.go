@@ -193,13 +193,6 @@ func (s *settings) launchFlags(proxyURL string) []flag {
 		// which a hardened pod (no capabilities, RuntimeDefault seccomp)
 		// does not offer; the pod itself is the sandbox.
 		addDefault(flag{"no-sandbox", true})
-		// Without the sandbox the zygotes (two processes that fork
-		// renderers) only save each renderer's start-up work, which
-		// costs more memory than it saves in a session of one tab.
-		// Chromium refuses --no-zygote with its sandbox on.
-		if !s.ignoresDefault("no-sandbox") {
-			addDefault(flag{"no-zygote", true})
-		}
 	}
 	if s.locale != "" {
 		flags = append(flags, flag{"lang", s.locale}, flag{"accept-lang", acceptLanguage(s.locale)})

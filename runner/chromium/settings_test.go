@@ -567,8 +567,8 @@ func TestRedaction(t *testing.T) {
 
 // TestBrowserChoice: headless sessions get the headless-only build when the
 // runner has it; a session that wants a window, devtools, another
-// executable or no --headless switch gets Chromium; and the memory
-// switches follow the sandbox and the operator's site isolation.
+// executable or no --headless switch gets Chromium; the memory switches are
+// defaults a session may drop; site isolation is the operator's.
 func TestBrowserChoice(t *testing.T) {
 	shell := filepath.Join(t.TempDir(), "chromium-headless-shell")
 	if err := os.WriteFile(shell, []byte("#!/bin/sh\n"), 0o755); err != nil {
@@ -588,7 +588,7 @@ func TestBrowserChoice(t *testing.T) {
 			name:      "headless by default: the headless shell",
 			shellPath: "-",
 			wantExec:  "-",
-			wantFlags: map[string]bool{"headless": true, "no-zygote": true, "enable-features": true, "disk-cache-size": true, "site-per-process": true},
+			wantFlags: map[string]bool{"headless": true, "enable-features": true, "disk-cache-size": true, "site-per-process": true},
 		},
 		{
 			name:      "no headless shell installed",
@@ -623,27 +623,13 @@ func TestBrowserChoice(t *testing.T) {
 			shellPath: "-",
 			lo:        func(lo *v1alpha1.LaunchOptions) { lo.IgnoreAllDefaultArgs = ptr.To(true) },
 			wantExec:  config.DefaultChromiumPath,
-			wantFlags: map[string]bool{"no-zygote": false, "disk-cache-size": false, "site-per-process": true},
+			wantFlags: map[string]bool{"enable-features": false, "disk-cache-size": false, "site-per-process": true},
 		},
 		{
 			name:      "an executable the session names",
 			shellPath: "-",
 			lo:        func(lo *v1alpha1.LaunchOptions) { lo.ExecutablePath = config.DefaultChromiumPath },
 			wantExec:  config.DefaultChromiumPath,
-		},
-		{
-			name:      "Chromium's sandbox needs its zygote",
-			shellPath: "-",
-			lo:        func(lo *v1alpha1.LaunchOptions) { lo.ChromiumSandbox = ptr.To(true) },
-			wantExec:  "-",
-			wantFlags: map[string]bool{"no-zygote": false, "no-sandbox": false},
-		},
-		{
-			name:      "the --no-sandbox default dropped: the zygote stays",
-			shellPath: "-",
-			lo:        func(lo *v1alpha1.LaunchOptions) { lo.IgnoreDefaultArgs = []string{"--no-sandbox"} },
-			wantExec:  "-",
-			wantFlags: map[string]bool{"no-zygote": false, "no-sandbox": false},
 		},
 		{
 			name:                 "site isolation off by the operator",

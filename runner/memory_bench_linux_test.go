@@ -38,8 +38,10 @@ import (
 // PSS (/proc/<pid>/smaps_rollup) of the runner process and of every
 // Chromium process, first on about:blank, right after the browser is
 // ready, then after the bench page (../../shared/bench/catalogue-6k.html,
-// served on loopback) was loaded through the runner's navigate. The runner
-// is the real binary (cmd/runner, built into a temporary directory) started
+// served on loopback) was loaded through the runner's navigate, and last
+// after a page embedding three other sites (127.0.0.2 to .4), which shows
+// what site isolation costs. The runner
+// is the real binary (cmd/runner, built into a temporary directory), started
 // as a runner pod's container is: its configuration in the environment,
 // its token a file, a session (setsid) of its own, so that the runner and
 // Chromium's processes, helpers it leaves behind included, are the
@@ -49,40 +51,63 @@ import (
 //
 //	go test ./runner/ -run '^$' -bench SessionMemory -benchtime 3x
 //
-// MB-pss-blank and MB-pss-bench are the sums (MB = 2^20 bytes); the other
-// metrics split the bench figure by process type (runner, browser,
-// renderer, gpu, network and other utilities, zygote, crashpad).
+// MB-pss-blank, -bench and -iframes are the sums (MB = 2^20 bytes); MB-uss-*
+// sum private memory only, what ending the session frees whoever else maps
+// the same binaries (other browsers on the machine lower the PSS of
+// Chromium's shared pages, not its USS); MB-bench-* split the bench PSS by
+// process type (runner, browser, renderer, gpu, network and other
+// utilities, zygote). The runner is built as the image builds it
+// (-trimpath, -ldflags=-s -w).
+//
+// With $BENCH_RUNNER_BINARY naming a runner binary (another commit's, built
+// with go build -o), that binary is measured instead, with its defaults
+// only: figures before and after a change come from one run.
 func BenchmarkSessionMemory(b *testing.B) {
-	bin := filepath.Join(b.TempDir(), "runner")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/runner")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the runner: %v\n%s", err, out)
+	variants := memoryVariants
+	bin := os.Getenv("BENCH_RUNNER_BINARY")
+	if bin != "" {
+		variants = variants[:1]
+	} else {
+		bin = filepath.Join(b.TempDir(), "runner")
+		build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "../cmd/runner")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("building the runner: %v\n%s", err, out)
+		}
 	}
 	page, err := os.ReadFile("../../shared/bench/catalogue-6k.html")
 	if err != nil {
 		b.Fatalf("reading the bench page: %v", err)
 	}
 	site := runnertest.NewPageServer(b, runnertest.HTMLHandler(string(page)))
+	// A page that embeds three other sites, which site isolation puts in
+	// three more renderers.
+	framed := `<!doctype html><title>framed</title>`
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		other := runnertest.NewPageServerOn(b, ip, runnertest.HTMLHandler(`<!doctype html><title>embedded</title><p>embedded page`))
+		framed += `<iframe src="` + other.URL + `/"></iframe>`
+	}
+	framedSite := runnertest.NewPageServer(b, runnertest.HTMLHandler(framed))
 
-	for _, v := range memoryVariants {
+	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
-			var blank, bench procs.Memory
+			var blank, bench, iframes procs.Memory
 			byType := map[string]int64{}
 			for b.Loop() {
 				r := startRunnerProcess(b, bin, v.args)
 				blank = blank.Add(r.settled(b, nil))
-				status, body, err := r.client.Call(b.Context(), rpc.NavigatePath, rpc.NavigateRequest{URL: site.URL})
-				if err != nil || status != http.StatusOK {
-					b.Fatalf("navigating to the bench page: %d %s %v", status, body, err)
-				}
+				r.navigate(b, site.URL)
 				bench = bench.Add(r.settled(b, byType))
+				r.navigate(b, framedSite.URL)
+				iframes = iframes.Add(r.settled(b, nil))
 				r.stop(b)
 			}
 			n := float64(b.N)
 			b.ReportMetric(mb(blank.PSS)/n, "MB-pss-blank")
 			b.ReportMetric(mb(bench.PSS)/n, "MB-pss-bench")
+			b.ReportMetric(mb(iframes.PSS)/n, "MB-pss-iframes")
 			b.ReportMetric(mb(blank.USS)/n, "MB-uss-blank")
 			b.ReportMetric(mb(bench.USS)/n, "MB-uss-bench")
+			b.ReportMetric(mb(iframes.USS)/n, "MB-uss-iframes")
 			for k, v := range byType {
 				b.ReportMetric(mb(v)/n, "MB-bench-"+k)
 			}
@@ -91,12 +116,16 @@ func BenchmarkSessionMemory(b *testing.B) {
 }
 
 // memoryVariants are the runner configurations BenchmarkSessionMemory
-// measures: the runner's flags.
+// measures, by the runner's flags: its defaults (the headless shell where
+// it is installed), Chromium with the same switches, and the headless
+// shell without site isolation.
 var memoryVariants = []struct {
 	name string
 	args []string
 }{
 	{"default", nil},
+	{"chromium", []string{"--headless-shell="}},
+	{"no-site-isolation", []string{"--site-isolation=false"}},
 }
 
 // Settling: a figure is taken once settleSamples samples in a row, each
@@ -177,6 +206,15 @@ func startRunnerProcess(b *testing.B, bin string, args []string) *runnerProcess 
 		if time.Now().After(deadline) {
 			b.Fatal("the runner was not ready within two minutes")
 		}
+	}
+}
+
+// navigate loads url through the runner's navigate.
+func (r *runnerProcess) navigate(b *testing.B, url string) {
+	b.Helper()
+	status, body, err := r.client.Call(b.Context(), rpc.NavigatePath, rpc.NavigateRequest{URL: url})
+	if err != nil || status != http.StatusOK {
+		b.Fatalf("navigating to %s: %d %s %v", url, status, body, err)
 	}
 }
 

@@ -18,6 +18,7 @@ package runner
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -91,17 +92,26 @@ func BenchmarkSessionMemory(b *testing.B) {
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
 			var blank, bench, iframes procs.Memory
+			n := float64(b.N)
+			var alone [3]int64
 			byType := map[string]int64{}
 			for b.Loop() {
 				r := startRunnerProcess(b, bin, v.args)
 				blank = blank.Add(r.settled(b, nil))
+				alone[0] += r.alone
 				r.navigate(b, site.URL)
 				bench = bench.Add(r.settled(b, byType))
+				alone[1] += r.alone
 				r.navigate(b, framedSite.URL)
 				iframes = iframes.Add(r.settled(b, nil))
+				alone[2] += r.alone
 				r.stop(b)
 			}
-			n := float64(b.N)
+			if alone[0] >= 0 {
+				for i, what := range []string{"blank", "bench", "iframes"} {
+					b.ReportMetric(mb(alone[i])/n, "MB-alone-"+what)
+				}
+			}
 			b.ReportMetric(mb(blank.PSS)/n, "MB-pss-blank")
 			b.ReportMetric(mb(bench.PSS)/n, "MB-pss-bench")
 			b.ReportMetric(mb(iframes.PSS)/n, "MB-pss-iframes")
@@ -142,6 +152,8 @@ type runnerProcess struct {
 	cmd    *exec.Cmd
 	client runnertest.Client
 	done   chan error
+	// alone is aloneMemory at the last settled figure.
+	alone int64
 }
 
 // startRunnerProcess starts the runner binary bin with args for a headless
@@ -261,6 +273,7 @@ func (r *runnerProcess) settled(b *testing.B, byType map[string]int64) procs.Mem
 			byType[k] += v
 		}
 	}
+	r.alone = aloneMemory(r.cmd.Process.Pid)
 	return last
 }
 
@@ -279,6 +292,29 @@ func sessionMemory(sid int) (procs.Memory, map[string]int64) {
 		types[processType(pid == sid, procs.Cmdline(pid))] += m.PSS
 	}
 	return total, types
+}
+
+// aloneMemory is what session sid would hold if nothing outside it mapped
+// its files: its PSS without the file part, plus each file page any of its
+// processes maps, once. Other browsers running the same binaries (other
+// tests, other sessions of a node) lower PSS and USS, not this. -1 when
+// the kernel hides page frames (not root).
+func aloneMemory(sid int) int64 {
+	var anon int64
+	pages := map[uint64]struct{}{}
+	for _, pid := range procs.SessionMembers(sid) {
+		m, err := procs.ReadMemory(pid)
+		if err != nil {
+			continue
+		}
+		if err := procs.FilePages(pid, pages); errors.Is(err, procs.ErrNoFrames) {
+			return -1
+		} else if err != nil {
+			continue
+		}
+		anon += m.PSS - m.PSSFile
+	}
+	return anon + int64(len(pages))*4096
 }
 
 // processType names a process of a runner's session by its command line:

@@ -19,6 +19,8 @@ package procs
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -33,14 +35,17 @@ type Memory struct {
 	// holds. Its share of a library depends on who else maps it: other
 	// browsers on the machine lower it.
 	PSS int64
-	// USS, the unique set size, is its private pages only: what its end
-	// would free, whoever else runs.
+	// USS, the unique set size, is its private pages only, those no other
+	// process maps (another process mapping the same file makes them
+	// shared).
 	USS int64
+	// PSSFile is the part of PSS in pages of files (binaries, data files).
+	PSSFile int64
 }
 
 // Add is the memory of both: the sum of each figure.
 func (m Memory) Add(o Memory) Memory {
-	return Memory{PSS: m.PSS + o.PSS, USS: m.USS + o.USS}
+	return Memory{PSS: m.PSS + o.PSS, USS: m.USS + o.USS, PSSFile: m.PSSFile + o.PSSFile}
 }
 
 // ReadMemory reads pid's Memory, in bytes.
@@ -64,6 +69,8 @@ func ReadMemory(pid int) (Memory, error) {
 			field, seen = &m.PSS, true
 		case "Private_Clean", "Private_Dirty":
 			field = &m.USS
+		case "Pss_File":
+			field = &m.PSSFile
 		default:
 			continue
 		}
@@ -91,3 +98,61 @@ func Cmdline(pid int) []string {
 	}
 	return strings.Split(string(bytes.TrimSuffix(b, []byte{0})), "\x00")
 }
+
+// FilePages adds to pages the page frames of the file pages pid has in
+// memory (its mappings of binaries and data files), from
+// /proc/<pid>/pagemap: the union over a group of processes is what the
+// group's file pages would weigh if nothing else mapped those files. It
+// needs CAP_SYS_ADMIN (root), without which the kernel hides the frames:
+// ErrNoFrames then.
+func FilePages(pid int, pages map[uint64]struct{}) error {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return fmt.Errorf("reading the mappings of process %d: %w", pid, err)
+	}
+	pm, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	if err != nil {
+		return fmt.Errorf("reading the pages of process %d: %w", pid, err)
+	}
+	defer pm.Close()
+	const pageSize = 4096
+	var present, framed int
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		// Files only: not anonymous memory, not shared memory segments.
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || strings.HasPrefix(f[5], "/dev/") || strings.HasPrefix(f[5], "/memfd:") {
+			continue
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || end <= start {
+			continue
+		}
+		buf := make([]byte, (end-start)/pageSize*8)
+		if _, err := pm.ReadAt(buf, int64(start/pageSize*8)); err != nil {
+			continue // the mapping changed meanwhile
+		}
+		for i := 0; i+8 <= len(buf); i += 8 {
+			e := binary.LittleEndian.Uint64(buf[i:])
+			if e&(1<<63) == 0 {
+				continue // not in memory
+			}
+			present++
+			if pfn := e & (1<<55 - 1); pfn != 0 {
+				framed++
+				pages[pfn] = struct{}{}
+			}
+		}
+	}
+	if present > 0 && framed == 0 {
+		return ErrNoFrames
+	}
+	return nil
+}
+
+// ErrNoFrames says the kernel hid the page frames: FilePages needs root.
+var ErrNoFrames = errors.New("the kernel hides page frames from this user")

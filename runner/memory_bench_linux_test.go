@@ -92,7 +92,6 @@ func BenchmarkSessionMemory(b *testing.B) {
 	for _, v := range variants {
 		b.Run(v.name, func(b *testing.B) {
 			var blank, bench, iframes procs.Memory
-			n := float64(b.N)
 			var alone [3]int64
 			byType := map[string]int64{}
 			for b.Loop() {
@@ -107,6 +106,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 				alone[2] += r.alone
 				r.stop(b)
 			}
+			n := float64(b.N) // b.Loop sets it once the loop is done
 			if alone[0] >= 0 {
 				for i, what := range []string{"blank", "bench", "iframes"} {
 					b.ReportMetric(mb(alone[i])/n, "MB-alone-"+what)

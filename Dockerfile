@@ -6,7 +6,8 @@
 #   docker build --target runner     -t ghcr.io/browserfleet/runner:v0.1.0 .
 #
 # controller: /manager, /api and /bfkeys on distroless static, non-root.
-# runner:     /usr/local/bin/runner with Debian's Chromium and fonts, non-root.
+# runner:     /usr/local/bin/runner with Debian's Chromium (and its headless
+#             shell) and fonts, non-root.
 #
 # test/chart checks that every path and package named here exists.
 
@@ -48,10 +49,14 @@ RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
 FROM debian:${DEBIAN_RELEASE}-slim AS runner
 ARG VERSION=dev
 # Empty: the release's current Chromium; else a Debian version string.
+# chromium-headless-shell, the headless-only build of the same release, runs
+# headless sessions in less memory (docs/performance.md); the full browser
+# runs the others.
 ARG CHROMIUM_VERSION=
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       chromium${CHROMIUM_VERSION:+=${CHROMIUM_VERSION}} \
+      chromium-headless-shell${CHROMIUM_VERSION:+=${CHROMIUM_VERSION}} \
       fonts-liberation fonts-noto-cjk fonts-noto-color-emoji \
       ca-certificates tini \
  && rm -rf /var/lib/apt/lists/*

@@ -158,9 +158,11 @@ func TestShutdownLeavesNoChromium(t *testing.T) {
 	if procs.GroupAlive(pids[0]) {
 		t.Errorf("chromium's process group %d outlived the runner", pids[0])
 	}
-	// Closing was graceful: the preserved profile was written.
-	if _, err := os.Stat(filepath.Join(dataDir, "Local State")); err != nil {
-		t.Errorf("the preserved profile lacks Local State: %v", err)
+	// The preserved profile was written: its Default profile directory,
+	// which Chromium and its headless shell both write (the headless
+	// shell writes no Local State).
+	if fi, err := os.Stat(filepath.Join(dataDir, "Default")); err != nil || !fi.IsDir() {
+		t.Errorf("the preserved profile lacks its Default directory: %v", err)
 	}
 	runnertest.WantContains(t, "log", logs.String(), "session=test-session", "browser closed")
 }

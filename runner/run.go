@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -136,6 +137,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options) (err error) {
 	if cfg.Pool != "" {
 		log.Info("the browser is ready to be claimed")
 	}
+	// Starting (the spec, the session's settings, the egress proxy,
+	// Chromium's output) leaves garbage the Go runtime would keep for a
+	// while; an idle session should not hold it (docs/performance.md).
+	debug.FreeOSMemory()
 
 	stop := func() error {
 		s := f.beginShutdown()

@@ -47,6 +47,8 @@ func run() int {
 	var (
 		listen         = flag.String("listen-address", "", "host:port to serve the runner RPC on (default: $BROWSERFLEET_POD_IP:8080)")
 		chromium       = flag.String("chromium", config.DefaultChromiumPath, "Chromium binary, unless the session's launchOptions.executablePath names another --allowed-executable")
+		headlessShell  = flag.String("headless-shell", config.DefaultHeadlessShellPath, "Chromium's headless-only build, for headless sessions that name no executablePath and use no devtools, when the file is there; empty: --chromium for every session")
+		siteIsolation  = flag.Bool("site-isolation", true, "isolate sites: cross-site iframes get renderer processes of their own; false lets the headless shell keep them in their page's renderer (a renderer less per embedded site, and no process boundary between a page and what it embeds)")
 		dataDir        = flag.String("data-dir", "", "directory of the profiles (launchOptions.userDataDir) and downloads directories (downloadsPath) sessions name (default: $TMPDIR/browserfleet, /tmp/browserfleet in a runner pod)")
 		allowed        []string
 		shutdown       = flag.Duration("shutdown-timeout", config.DefaultShutdownTimeout, "how long closing the browser may take once SIGTERM arrives")
@@ -82,6 +84,8 @@ func run() int {
 	}
 	cfg.ListenAddress = *listen
 	cfg.ChromiumPath = *chromium
+	cfg.HeadlessShellPath = *headlessShell
+	cfg.DisableSiteIsolation = !*siteIsolation
 	cfg.ShutdownTimeout = *shutdown
 	cfg.CrashExitDelay = *crashExitDelay
 	if *maxQueued < 1 {

@@ -188,9 +188,10 @@ func TestUserDataDirRemovesOnlyWhatTheRunnerMade(t *testing.T) {
 				runnertest.Want(t, "UserDataDir", b.UserDataDir(), profile)
 			}
 			profile = b.UserDataDir()
-			if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
-				// Chromium writes Local State at start; if it has not
-				// yet, its port file proves the directory is the profile.
+			if _, err := os.Stat(filepath.Join(profile, "Default")); err != nil {
+				// Chromium and its headless shell make Default at start;
+				// if they have not yet, the port file proves the
+				// directory is the profile.
 				if _, err := os.Stat(filepath.Join(profile, "DevToolsActivePort")); err != nil {
 					t.Fatalf("%s does not look like the browser's profile: %v", profile, err)
 				}
@@ -205,8 +206,10 @@ func TestUserDataDirRemovesOnlyWhatTheRunnerMade(t *testing.T) {
 			case tt.wantAfter && err != nil:
 				t.Errorf("the profile is gone: %v", err)
 			case tt.wantAfter:
-				if _, err := os.Stat(filepath.Join(profile, "Local State")); err != nil {
-					t.Errorf("the kept profile lacks Local State: %v", err)
+				// Default, which Chromium and its headless shell both
+				// write (the headless shell writes no Local State).
+				if fi, err := os.Stat(filepath.Join(profile, "Default")); err != nil || !fi.IsDir() {
+					t.Errorf("the kept profile lacks its Default directory: %v", err)
 				}
 			case !tt.wantAfter && err == nil:
 				t.Errorf("the profile %s outlived the browser", profile)

@@ -56,9 +56,26 @@ var defaultFlags = []flag{
 	{"disable-background-timer-throttling", true},
 	{"disable-backgrounding-occluded-windows", true},
 	{"disable-renderer-backgrounding", true},
-	{"disable-features", "Translate,MediaRouter,OptimizationHints"},
+	{"disable-features", "Translate,MediaRouter,OptimizationHints," + memoryDisabledFeatures},
 	{"force-color-profile", "srgb"},
+	// Memory (docs/performance.md, "Session memory"): the network service
+	// runs in the browser process instead of a process of its own, and
+	// the HTTP disk cache, in the pod's /tmp, stays small.
+	{"enable-features", "NetworkServiceInProcess2"},
+	{"disk-cache-size", strconv.Itoa(diskCacheSize)},
 }
+
+// memoryDisabledFeatures are features turned off by default to save
+// memory: the spare renderer Chromium keeps warm for the next navigation,
+// and the back-forward cache, which keeps each page navigated away from
+// alive in its renderer (a back navigation loads the page again, as
+// Playwright's and Puppeteer's defaults have it).
+const memoryDisabledFeatures = "SpareRendererForSitePerProcess,BackForwardCache"
+
+// diskCacheSize bounds Chromium's HTTP disk cache, in bytes. The cache is
+// in the profile, on the pod's /tmp volume (runner.tmpSize, 2Gi by
+// default), which Chromium would otherwise size by the free disk space.
+const diskCacheSize = 64 << 20
 
 // safetyFlags are the switches the runner relies on to keep the browser to
 // its session. First they pin every connection of the browser (documents,
@@ -107,24 +124,24 @@ const noServiceURL = "http://127.0.0.1:9"
 // safetyDisabledFeatures are Chromium features that call home and that no
 // switch of their own turns off: the network time service fetches the time
 // from Google at start. They are added to whatever --disable-features the
-// defaults and the session's args end up with.
+// defaults and the session's args end up with (withDisabledFeatures).
 var safetyDisabledFeatures = []string{"NetworkTimeServiceQuerying"}
 
-// withSafetyFeatures is the --disable-features switch of flags (the last
-// one wins, as in Chromium) with safetyDisabledFeatures added.
-func withSafetyFeatures(flags []flag) flag {
-	var names []string
+// withDisabledFeatures is the --disable-features switch of flags (the last
+// one wins, as in Chromium) with names added.
+func withDisabledFeatures(flags []flag, names []string) flag {
+	var all []string
 	for _, f := range flags {
 		if v, ok := f.value.(string); ok && f.name == "disable-features" {
-			names = strings.Split(v, ",")
+			all = strings.Split(v, ",")
 		}
 	}
-	for _, n := range safetyDisabledFeatures {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			all = append(all, n)
 		}
 	}
-	return flag{"disable-features", strings.Join(names, ",")}
+	return flag{"disable-features", strings.Join(all, ",")}
 }
 
 // isSafetyFlag reports whether name is one of safetyFlags.
@@ -189,7 +206,15 @@ func (s *settings) launchFlags(proxyURL string) []flag {
 		flags = append(flags, flag{"remote-debugging-port", strconv.Itoa(int(s.port))})
 	}
 	flags = append(flags, s.userArgs...)
-	flags = append(flags, withSafetyFeatures(flags))
+	if s.siteIsolation {
+		// Chromium isolates sites by default, its headless-only build
+		// only when told so. Without the switch (the operator's
+		// --site-isolation=false, which no session can ask for) the
+		// headless-only build keeps cross-site iframes in their page's
+		// renderer; Chromium 156 isolates them whatever it is told.
+		flags = append(flags, flag{"site-per-process", true})
+	}
+	flags = append(flags, withDisabledFeatures(flags, safetyDisabledFeatures))
 	return append(flags, safetyFlags(proxyURL)...)
 }
 

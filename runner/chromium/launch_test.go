@@ -27,9 +27,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 )
@@ -229,5 +232,57 @@ func TestBrowserCallsNoOneAtStart(t *testing.T) {
 		if names := rec.asked(); len(names) > 0 {
 			t.Fatalf("the browser's egress resolved %q; the session's pages asked for none", names)
 		}
+	}
+}
+
+// TestSiteIsolation: a cross-site iframe (127.0.0.2 in a page of
+// 127.0.0.1) runs in a renderer of its own, an out-of-process iframe
+// target, in Chromium and in its headless-only build alike. The operator's
+// opt-out takes effect in the headless-only build; Chromium 156 on Linux
+// keeps isolating sites whatever its switches say
+// (--disable-site-isolation-trials, --disable-features=SitePerProcess), so
+// its headful and devtools sessions stay isolated.
+func TestSiteIsolation(t *testing.T) {
+	inner := runnertest.NewPageServerOn(t, "127.0.0.2", runnertest.HTMLHandler(`<!doctype html><title>inner</title>inner`))
+	outer := runnertest.NewPageServer(t, runnertest.HTMLHandler(`<!doctype html><title>outer</title>
+<iframe src="`+inner.URL+`/inner" onload="window.innerLoaded = true"></iframe>`))
+	for _, tt := range []struct {
+		name          string
+		headlessShell string
+		disable       bool
+		wantOOPIF     bool
+	}{
+		{name: "chromium, by default", wantOOPIF: true},
+		{name: "chromium, off by the operator", disable: true, wantOOPIF: true},
+		{name: "headless shell, by default", headlessShell: config.DefaultHeadlessShellPath, wantOOPIF: true},
+		{name: "headless shell, off by the operator", headlessShell: config.DefaultHeadlessShellPath, disable: true, wantOOPIF: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.headlessShell != "" {
+				if _, err := os.Stat(tt.headlessShell); err != nil {
+					t.Skipf("no headless shell: %v (Debian: apt-get install chromium-headless-shell)", err)
+				}
+			}
+			cfg := runnertest.Config(nil)
+			cfg.HeadlessShellPath = tt.headlessShell
+			cfg.DisableSiteIsolation = tt.disable
+			b := browsertest.Start(t, cfg)
+			browsertest.MustNavigate(t, b, outer.URL)
+			runnertest.WaitFor(t, "the iframe to load", func() bool {
+				var loaded bool
+				browsertest.Evaluate(t, b, `window.innerLoaded === true`, &loaded)
+				return loaded
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			targets, err := chromedp.Targets(b.ContextFor(ctx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			oopif := slices.ContainsFunc(targets, func(ti *target.Info) bool {
+				return ti.Type == "iframe" && strings.HasSuffix(ti.URL, "/inner")
+			})
+			runnertest.Want(t, "the cross-site iframe is out of process", oopif, tt.wantOOPIF)
+		})
 	}
 }

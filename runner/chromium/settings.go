@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +55,12 @@ type settings struct {
 	// launching one; the launch fields are then unused.
 	attach *attachSettings
 
-	execPath          string
+	execPath string
+	// headlessShell says execPath is Chromium's headless-only build.
+	headlessShell bool
+	// siteIsolation keeps cross-site iframes in renderers of their own
+	// (Chromium's default); the operator may turn it off.
+	siteIsolation     bool
 	port              int32
 	headless          bool
 	devtools          bool
@@ -141,6 +148,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		downloadsExplicit:   lo.DownloadsPath != "" || lo.AcceptDownloads != nil,
 		ignoreHTTPSErrors:   ptr.Deref(lo.IgnoreHTTPSErrors, false),
 		blockAds:            ptr.Deref(bs.BlockAds, false),
+		siteIsolation:       !cfg.DisableSiteIsolation,
 	}
 	if lo.Port != nil {
 		s.port = *lo.Port
@@ -156,6 +164,12 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		} else {
 			s.execPath = p
 		}
+	}
+	if lo.ExecutablePath == "" && s.headless && !s.devtools && !s.ignoresDefault("headless") && executable(cfg.HeadlessShellPath) {
+		// The headless-only build holds less memory (docs/performance.md);
+		// it cannot show a window, so a session that asks for one, or
+		// drops the --headless switch, gets the full browser.
+		s.execPath, s.headlessShell = cfg.HeadlessShellPath, true
 	}
 	dataDir := cfg.DataDir
 	if dataDir == "" {
@@ -329,6 +343,27 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		s.notes = append(s.notes, "cloudSessionCreateParams.extensionId is not supported by this runner and is ignored")
 	}
 	return s, errors.Join(errs...)
+}
+
+// ignoresDefault reports whether the session drops the default switch
+// name, by name or with all the defaults.
+func (s *settings) ignoresDefault(name string) bool {
+	if s.ignoreAllDefaults {
+		return true
+	}
+	return slices.ContainsFunc(s.ignoreDefaultArgs, func(a string) bool {
+		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		return n == name
+	})
+}
+
+// executable reports whether path names an executable file.
+func executable(path string) bool {
+	if path == "" {
+		return false
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (deviceProfile, []string) {

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -561,5 +562,111 @@ func TestRedaction(t *testing.T) {
 	got := blankRunnerEnv([]string{"HOME=/tmp", rpc.EnvSession + "={}", rpc.EnvSecretsDir + "=/s"})
 	if diff := cmp.Diff([]string{rpc.EnvSession + "=", rpc.EnvSecretsDir + "="}, got); diff != "" {
 		t.Errorf("blankRunnerEnv (-want +got):\n%s", diff)
+	}
+}
+
+// TestBrowserChoice: headless sessions get the headless-only build when the
+// runner has it; a session that wants a window, devtools, another
+// executable or no --headless switch gets Chromium; the memory switches are
+// defaults a session may drop; site isolation is the operator's.
+func TestBrowserChoice(t *testing.T) {
+	shell := filepath.Join(t.TempDir(), "chromium-headless-shell")
+	if err := os.WriteFile(shell, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		// shellPath is the runner's HeadlessShellPath; "-" means shell.
+		shellPath            string
+		disableSiteIsolation bool
+		lo                   func(*v1alpha1.LaunchOptions)
+		wantExec             string
+		// wantFlags are switches that must be there (true) or not (false).
+		wantFlags map[string]bool
+	}{
+		{
+			name:      "headless by default: the headless shell",
+			shellPath: "-",
+			wantExec:  "-",
+			wantFlags: map[string]bool{"headless": true, "enable-features": true, "disk-cache-size": true, "site-per-process": true},
+		},
+		{
+			name:      "no headless shell installed",
+			shellPath: filepath.Join(t.TempDir(), "missing"),
+			wantExec:  config.DefaultChromiumPath,
+		},
+		{
+			name:     "the operator turned it off",
+			wantExec: config.DefaultChromiumPath,
+		},
+		{
+			name:      "a window",
+			shellPath: "-",
+			lo:        func(lo *v1alpha1.LaunchOptions) { lo.Headless = ptr.To(false) },
+			wantExec:  config.DefaultChromiumPath,
+			wantFlags: map[string]bool{"headless": false},
+		},
+		{
+			name:      "devtools",
+			shellPath: "-",
+			lo:        func(lo *v1alpha1.LaunchOptions) { lo.Devtools = ptr.To(true) },
+			wantExec:  config.DefaultChromiumPath,
+		},
+		{
+			name:      "the --headless default dropped",
+			shellPath: "-",
+			lo:        func(lo *v1alpha1.LaunchOptions) { lo.IgnoreDefaultArgs = []string{"--headless"} },
+			wantExec:  config.DefaultChromiumPath,
+		},
+		{
+			name:      "all defaults dropped",
+			shellPath: "-",
+			lo:        func(lo *v1alpha1.LaunchOptions) { lo.IgnoreAllDefaultArgs = ptr.To(true) },
+			wantExec:  config.DefaultChromiumPath,
+			wantFlags: map[string]bool{"enable-features": false, "disk-cache-size": false, "site-per-process": true},
+		},
+		{
+			name:      "an executable the session names",
+			shellPath: "-",
+			lo:        func(lo *v1alpha1.LaunchOptions) { lo.ExecutablePath = config.DefaultChromiumPath },
+			wantExec:  config.DefaultChromiumPath,
+		},
+		{
+			name:                 "site isolation off by the operator",
+			shellPath:            "-",
+			disableSiteIsolation: true,
+			wantExec:             "-",
+			wantFlags:            map[string]bool{"site-per-process": false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := runnertest.Config(runnertest.LaunchOptions(func(lo *v1alpha1.LaunchOptions) {
+				if tt.lo != nil {
+					tt.lo(lo)
+				}
+			}))
+			resolve := func(p string) string {
+				if p == "-" {
+					return shell
+				}
+				return p
+			}
+			cfg.HeadlessShellPath = resolve(tt.shellPath)
+			cfg.DisableSiteIsolation = tt.disableSiteIsolation
+			s, err := newSettings(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runnertest.Want(t, "executable", s.execPath, resolve(tt.wantExec))
+			runnertest.Want(t, "headless shell", s.headlessShell, s.execPath == shell)
+			got := map[string]bool{}
+			for _, f := range s.launchFlags(testEgressProxy) {
+				got[f.name] = f.value != false
+			}
+			for name, want := range tt.wantFlags {
+				runnertest.Want(t, "--"+name, got[name], want)
+			}
+		})
 	}
 }

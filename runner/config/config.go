@@ -41,6 +41,13 @@ import (
 const (
 	// DefaultChromiumPath is Debian's Chromium, which the runner image ships.
 	DefaultChromiumPath = "/usr/bin/chromium"
+	// DefaultHeadlessShellPath is the binary of Debian's
+	// chromium-headless-shell, the headless-only build of the same
+	// Chromium, which the runner image ships too: it holds less memory
+	// than the full browser in headless mode (docs/performance.md). Not
+	// the package's /usr/bin wrapper, a shell that stays the browser's
+	// parent: the runner supervises and signals the browser by its pid.
+	DefaultHeadlessShellPath = "/usr/lib/chromium/chromium-headless-shell"
 	// DefaultShutdownTimeout leaves room within the runner pod's default
 	// termination grace period (15s) for the browser to close and the
 	// process group to be killed.
@@ -92,6 +99,19 @@ type Config struct {
 	// ChromiumPath is the browser binary, unless the session's
 	// launchOptions.executablePath names another.
 	ChromiumPath string
+	// HeadlessShellPath is the browser of headless sessions that name no
+	// executablePath, ask for no devtools and keep the --headless default
+	// switch, when the file is there: Chromium's headless-only build.
+	// Empty, or not there: ChromiumPath for every session.
+	HeadlessShellPath string
+	// DisableSiteIsolation lets cross-site iframes share their page's
+	// renderer process in the headless-only build (HeadlessShellPath),
+	// which then runs without --site-per-process: it saves a renderer per
+	// embedded site and gives up the process boundary between a page and
+	// what it embeds. Chromium 156 itself isolates sites whatever it is
+	// told. The operator opts out with the runner's
+	// --site-isolation=false; sessions cannot.
+	DisableSiteIsolation bool
 	// MaxQueuedOperations bounds the operations waiting for their turn on
 	// the session's page (SESSION_BUSY beyond it); 0 means
 	// DefaultMaxQueuedOperations.
@@ -202,6 +222,7 @@ func FromEnv(environ []string) (*Config, error) {
 		// The manager names the container's terminationMessagePath.
 		TerminationMessagePath: env[rpc.EnvTerminationMessagePath],
 		ChromiumPath:           DefaultChromiumPath,
+		HeadlessShellPath:      DefaultHeadlessShellPath,
 		ShutdownTimeout:        DefaultShutdownTimeout,
 		Egress:                 egress.NewPolicy(egress.Config{}),
 	}

@@ -174,7 +174,11 @@ func (c *cdpConn) openTab() (targetID, sid string) {
 // refused calls get an error reply, reach nothing in the browser, and the
 // connection goes on serving the calls that are allowed.
 func TestCDPProxyFilter(t *testing.T) {
-	b := browsertest.Shared(t)
+	// Chromium, not its headless shell: the shell has no WebUI targets
+	// (browser_ui) whose refusal this checks.
+	cfg := runnertest.Config(nil)
+	cfg.HeadlessShellPath = ""
+	b := browsertest.Start(t, cfg)
 	page := runnertest.NewPageServer(t, runnertest.HTMLHandler(`<!doctype html><title>seen through the filter</title>`))
 	_, c, logs := newTestServer(t, b, nil)
 	cc := dialCDP(t, c)

@@ -262,7 +262,7 @@ var _ = Describe("the Dockerfile", func() {
 				}
 			}
 		}
-		packageFiles := map[string]string{"tini": "/usr/bin/tini", "chromium": "/usr/bin/chromium"}
+		packageFiles := map[string]string{"tini": "/usr/bin/tini", "chromium": "/usr/bin/chromium", "chromium-headless-shell": "/usr/lib/chromium/chromium-headless-shell"}
 		for _, r := range s.all("RUN") {
 			if _, pkgs, ok := strings.Cut(r, "apt-get install"); ok {
 				for _, f := range strings.Fields(pkgs) {
@@ -310,8 +310,9 @@ var _ = Describe("the Dockerfile", func() {
 		}
 		Expect(entrypoint(s)).To(ContainElement("/usr/local/bin/runner"))
 		Expect(files).To(HaveKey(config.DefaultChromiumPath), "the runner's default --chromium")
+		Expect(files).To(HaveKey(config.DefaultHeadlessShellPath), "the runner's default --headless-shell")
 		install := strings.Join(s.all("RUN"), " ")
-		for _, pkg := range []string{"chromium", "fonts-liberation", "fonts-noto-cjk", "fonts-noto-color-emoji", "ca-certificates"} {
+		for _, pkg := range []string{"chromium", "chromium-headless-shell", "fonts-liberation", "fonts-noto-cjk", "fonts-noto-color-emoji", "ca-certificates"} {
 			Expect(install).To(MatchRegexp(`\s`+regexp.QuoteMeta(pkg)+`(\s|\$)`), "installs %s", pkg)
 		}
 		Expect(install).To(ContainSubstring("--no-install-recommends"))

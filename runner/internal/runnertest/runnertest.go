@@ -112,13 +112,16 @@ func (HostsResolver) LookupNetIP(_ context.Context, network, host string) ([]net
 // localhost the only name; mutate adjusts its spec.
 func Config(mutate func(*v1alpha1.BrowserSessionSpec)) *config.Config {
 	cfg := &config.Config{
-		SessionName:     "test-session",
-		Namespace:       "default",
-		Token:           config.NewSecret(Token),
-		ChromiumPath:    config.DefaultChromiumPath,
-		ShutdownTimeout: 10 * time.Second,
-		Egress:          LoopbackEgress(),
-		Resolver:        HostsResolver{},
+		SessionName:  "test-session",
+		Namespace:    "default",
+		Token:        config.NewSecret(Token),
+		ChromiumPath: config.DefaultChromiumPath,
+		// As a runner pod: the headless-only build for headless sessions
+		// where it is installed (.ci/run installs it), else Chromium.
+		HeadlessShellPath: config.DefaultHeadlessShellPath,
+		ShutdownTimeout:   10 * time.Second,
+		Egress:            LoopbackEgress(),
+		Resolver:          HostsResolver{},
 		Spec: v1alpha1.BrowserSessionSpec{
 			Model: v1alpha1.ModelSpec{Name: "openai/gpt-4.1-mini"},
 			Browser: &v1alpha1.BrowserConfig{

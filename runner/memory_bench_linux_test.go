@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/browserfleet/browserfleet/internal/testing/benchpage"
 	"github.com/browserfleet/browserfleet/internal/testing/procs"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -38,7 +39,7 @@ import (
 // BenchmarkSessionMemory measures what an idle session holds: the summed
 // PSS (/proc/<pid>/smaps_rollup) of the runner process and of every
 // Chromium process, first on about:blank, right after the browser is
-// ready, then after the bench page (../../shared/bench/catalogue-6k.html,
+// ready, then after the bench page (internal/testing/benchpage,
 // served on loopback) was loaded through the runner's navigate, and last
 // after a page embedding three other sites (127.0.0.2 to .4), which shows
 // what site isolation costs. The runner
@@ -75,7 +76,7 @@ func BenchmarkSessionMemory(b *testing.B) {
 			b.Fatalf("building the runner: %v\n%s", err, out)
 		}
 	}
-	page, err := os.ReadFile("../../shared/bench/catalogue-6k.html")
+	page, err := benchpage.HTML()
 	if err != nil {
 		b.Fatalf("reading the bench page: %v", err)
 	}

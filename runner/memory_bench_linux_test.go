@@ -236,7 +236,12 @@ func (r *runnerProcess) stop(b *testing.B) {
 	b.Helper()
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-r.done:
+	case err := <-r.done:
+		if err != nil {
+			// A runner killed by its stop's SIGTERM exits 0; say so
+			// when one did not, without failing the figures.
+			b.Logf("the runner exited: %v", err)
+		}
 	case <-time.After(time.Minute):
 		b.Fatal("the runner did not stop within a minute of SIGTERM")
 	}

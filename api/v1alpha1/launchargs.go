@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The Chromium switches a session may pass in launchOptions.args: an
@@ -341,13 +342,16 @@ func LaunchArgRules() []LaunchArgRule {
 	return rules
 }
 
-var launchArgRegexps = func() map[string]*regexp.Regexp {
+// launchArgRegexps are compiled on first use: every process that links
+// the API types (a runner among them) would otherwise hold them, some
+// 5 MB, though most never parse a launch argument.
+var launchArgRegexps = sync.OnceValue(func() map[string]*regexp.Regexp {
 	m := map[string]*regexp.Regexp{}
 	for name, s := range launchSwitches {
 		m[name] = regexp.MustCompile("^" + s.argRegexp() + "$")
 	}
 	return m
-}()
+})
 
 // ParseLaunchArg checks one item of launchOptions.args against the
 // allowlist and splits it: name without the leading `--`, and value, empty
@@ -363,7 +367,7 @@ func ParseLaunchArg(arg string) (name, value string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("%s is not an allowed Chromium switch; the allowed ones are listed in docs/launch-args.md", switchName(name))
 	}
-	if launchArgRegexps[name].MatchString(arg) {
+	if launchArgRegexps()[name].MatchString(arg) {
 		return name, value, nil
 	}
 	switch {

@@ -401,20 +401,27 @@ var _ = Describe("BrowserPool", func() {
 		Expect(idlePods(ctx, key)(Default)).To(ContainElement(HaveField("Status.PodIP", Not(BeEmpty()))))
 	})
 
-	It("keeps no more warm runners than the project may run sessions", func() {
-		key := types.NamespacedName{Namespace: quotaProject, Name: "big"}
-		Expect(client.IgnoreAlreadyExists(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: quotaProject}}))).To(Succeed())
-		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserPool("big", quotaProject, 5).Obj())).To(Succeed())
-		DeferCleanup(func() {
-			Expect(k8sClient.Delete(ctx, wrappers.MakeBrowserPool("big", quotaProject, 5).Obj())).To(Succeed())
-			for _, p := range poolPods(ctx, key)(Default) {
-				Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, p))).To(Succeed())
-			}
-		})
-		Eventually(idlePods(ctx, key)).Should(HaveLen(2))
-		Consistently(idlePods(ctx, key)).Should(HaveLen(2))
+	It("keeps no more warm runners than the project may yet start sessions, and refills as they end", func() {
+		// The suite's default quota: 10 concurrent sessions a project.
+		for i := range 3 {
+			Expect(k8sClient.Create(ctx, wrappers.MakeBrowserSession(fmt.Sprintf("live-%d", i), ns).Obj())).To(Succeed())
+		}
+		Eventually(func(g Gomega) int {
+			var list v1alpha1.BrowserSessionList
+			g.Expect(k8sClient.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+			return len(list.Items)
+		}).Should(Equal(3))
+		key := types.NamespacedName{Namespace: ns, Name: "big"}
+		Expect(k8sClient.Create(ctx, wrappers.MakeBrowserPool("big", ns, 12).Obj())).To(Succeed())
+		Eventually(idlePods(ctx, key)).Should(HaveLen(7))
+		Consistently(idlePods(ctx, key)).Should(HaveLen(7))
 		c := meta.FindStatusCondition(pool(ctx, key)(Default).Status.Conditions, v1alpha1.BrowserPoolConditionReady)
-		Expect(c).To(And(HaveField("Reason", v1alpha1.BrowserPoolReasonQuotaLimited), HaveField("Message", ContainSubstring("room for 2 of the 5"))))
+		Expect(c).To(And(HaveField("Reason", v1alpha1.BrowserPoolReasonQuotaLimited), HaveField("Message", ContainSubstring("room for 7 of the 12"))))
+
+		By("starting runners again when a session ends")
+		Expect(k8sClient.Patch(ctx, &v1alpha1.BrowserSession{ObjectMeta: metav1.ObjectMeta{Name: "live-0", Namespace: ns}},
+			client.RawPatch(types.MergePatchType, []byte(`{"spec":{"ended":true}}`)))).To(Succeed())
+		Eventually(idlePods(ctx, key)).Should(HaveLen(8))
 	})
 
 	It("fails a session whose claimed runner refuses it, naming why, and deletes the runner", func() {

@@ -21,16 +21,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/browserfleet/browserfleet/engine/action"
 )
@@ -459,66 +455,22 @@ func (p *Page) click(ctx context.Context, el *Element, count int64) error {
 	if err != nil {
 		return err
 	}
-	moved := func() error { return nil }
-	if el.Frame.outOfProcess() {
-		if err := p.moveTo(ctx, el, x, y); err != nil {
-			return err
-		}
-	} else {
-		moved = p.moveAhead(ctx, x, y)
+	// The move is answered with the renderer's next frame; sending the
+	// press before that answer could reach the renderer first (chromedp
+	// sends each command from the caller's goroutine), and a page would
+	// see mousedown before mousemove.
+	if err := p.moveTo(ctx, el, x, y); err != nil {
+		return err
 	}
 	for n := int64(1); n <= count; n++ {
 		if err := p.mouse(ctx, input.MousePressed, x, y, input.Left, n); err != nil {
-			return errors.Join(err, moved())
+			return err
 		}
 		if err := p.mouse(ctx, input.MouseReleased, x, y, input.Left, n); err != nil {
-			return errors.Join(err, moved())
+			return err
 		}
 	}
-	return moved()
-}
-
-// moveAhead sends a mouse move to (x, y) and returns once the command is on
-// its way, with a function that waits for its answer. The renderer handles
-// a mouse move with the next animation frame (up to 16.7 ms away), so
-// waiting for it before the button goes down would cost a frame per click;
-// a button press that follows it on the connection makes the renderer
-// dispatch the move first, at once. chromedp offers no way to send a
-// command without waiting for its answer, so the move goes out from a
-// goroutine and moveAhead waits until that goroutine has encoded it (see
-// signalled), the last step before chromedp queues it for the connection,
-// then yields. Only a sender held off the CPU between those two steps for
-// longer than the caller takes to encode and queue the press would let the
-// move arrive after the press; the click would still land at (x, y), with
-// its mousemove after it. TestClickMovesThePointerFirst checks the order.
-func (p *Page) moveAhead(ctx context.Context, x, y float64) func() error {
-	params := &signalled{
-		v:    input.DispatchMouseEvent(input.MouseMoved, x, y).WithButton(input.None).WithPointerType(input.Mouse),
-		sent: make(chan struct{}),
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.main.call(ctx, input.CommandDispatchMouseEvent, params, nil) }()
-	select {
-	case <-params.sent:
-		// Let the sender's goroutine queue the command, which it does
-		// right after encoding it, before this one queues the next.
-		runtime.Gosched()
-		return func() error { return <-done }
-	case err := <-done:
-		return func() error { return err }
-	}
-}
-
-// signalled encodes v as JSON and closes sent when it is first encoded.
-type signalled struct {
-	v    any
-	sent chan struct{}
-	once sync.Once
-}
-
-func (s *signalled) MarshalJSONTo(enc *jsontext.Encoder) error {
-	s.once.Do(func() { close(s.sent) })
-	return jsonv2.MarshalEncode(enc, s.v, enc.Options())
+	return nil
 }
 
 // focus gives the element keyboard focus. DOM.focus counts as a user

@@ -142,11 +142,13 @@ func (p *Page) Settle(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// jsQuietProbe resolves to true once a task queued after every task
-// already queued has run with no DOM change since the probe started (a
-// setTimeout(0) turn; the page's own zero-delay timers and posted tasks
-// run first), and to false when changes go on for longer than its
-// argument, in milliseconds. It runs in the page's main world and changes
+// jsQuietProbe resolves to true once four setTimeout(0) turns in a row
+// have run with no DOM change, and to false when changes go on for longer
+// than its argument, in milliseconds. Timers of equal delay run in the
+// order they were set, so the probe's chain of turns interleaves with the
+// page's own zero-delay timers: four quiet turns wait out a chain of up to
+// three timers that each set the next (a click handler's setTimeout whose
+// callback sets another), which one turn would not. It runs in the page's main world and changes
 // nothing there; it calls the page's setTimeout and MutationObserver, so a
 // page that replaced them with ones that never call back costs one action
 // QuietProbeTimeout, after which Settle waits ActionGrace instead of
@@ -156,9 +158,11 @@ const jsQuietProbe = `(ms => new Promise(resolve => {
   let changed = false;
   const mo = new MutationObserver(() => { changed = true; });
   mo.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  let quiet = 0;
   const turn = () => setTimeout(() => {
-    if (!changed || performance.now() >= end) { mo.disconnect(); resolve(!changed); return; }
+    quiet = changed ? 0 : quiet + 1;
     changed = false;
+    if (quiet >= 4 || performance.now() >= end) { mo.disconnect(); resolve(quiet >= 4); return; }
     turn();
   }, 0);
   turn();

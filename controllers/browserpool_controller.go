@@ -314,12 +314,25 @@ func sortRunners(pool *v1alpha1.BrowserPool, hash string, pods []corev1.Pod) poo
 	return out
 }
 
-// idleSelector selects a pool's unclaimed runners: a claim labels the
-// runner with its session.
+// idleSelector selects a pool's unclaimed runners.
 func idleSelector(pool string) labels.Selector {
-	poolReq, _ := labels.NewRequirement(v1alpha1.LabelPool, selection.Equals, []string{pool})
-	unclaimed, _ := labels.NewRequirement(v1alpha1.LabelSession, selection.DoesNotExist, nil)
-	return labels.NewSelector().Add(*poolReq, *unclaimed)
+	return unclaimedRunners(requirement(v1alpha1.LabelPool, selection.Equals, pool))
+}
+
+// unclaimedRunners selects the runner pods that match reqs and that no
+// session claimed: a claim labels the runner with its session.
+func unclaimedRunners(reqs ...labels.Requirement) labels.Selector {
+	return labels.NewSelector().Add(reqs...).Add(requirement(v1alpha1.LabelSession, selection.DoesNotExist))
+}
+
+// requirement is a label requirement on this package's own label keys and
+// values, which labels.NewRequirement accepts.
+func requirement(key string, op selection.Operator, values ...string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, values)
+	if err != nil {
+		panic(fmt.Sprintf("label requirement on %s: %v", key, err))
+	}
+	return *r
 }
 
 // templateRefusal says why the pool's template cannot start a runner, or
@@ -352,16 +365,9 @@ func (r *BrowserPoolReconciler) quotaRoom(ctx context.Context, pool *v1alpha1.Br
 	if err := r.Client.List(ctx, &sessions, client.InNamespace(pool.Namespace)); err != nil {
 		return 0, fmt.Errorf("listing the project's sessions: %w", err)
 	}
-	live := int32(0)
-	for i := range sessions.Items {
-		if s := &sessions.Items[i]; !s.Status.Finished() && !s.Spec.Ended {
-			live++
-		}
-	}
+	live := int32(quota.Live(sessions.Items))
 	var pods corev1.PodList
-	hasPool, _ := labels.NewRequirement(v1alpha1.LabelPool, selection.Exists, nil)
-	unclaimed, _ := labels.NewRequirement(v1alpha1.LabelSession, selection.DoesNotExist, nil)
-	sel := labels.NewSelector().Add(*hasPool, *unclaimed)
+	sel := unclaimedRunners(requirement(v1alpha1.LabelPool, selection.Exists))
 	if err := r.Client.List(ctx, &pods, client.InNamespace(pool.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return 0, fmt.Errorf("listing the project's warm runners: %w", err)
 	}
@@ -422,34 +428,17 @@ func constructPoolTokenSecret(pool *v1alpha1.BrowserPool, token []byte) *corev1.
 }
 
 func (r *BrowserPoolReconciler) ensureToken(ctx context.Context, pool *v1alpha1.BrowserPool) error {
-	token, err := newRunnerToken()
-	if err != nil {
-		return err
-	}
-	secret := constructPoolTokenSecret(pool, token)
-	if err := controllerutil.SetControllerReference(pool, secret, r.Scheme); err != nil {
-		return fmt.Errorf("owning pool token secret: %w", err)
-	}
-	err = r.Client.Create(ctx, secret)
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		if err != nil {
-			return fmt.Errorf("creating pool token secret %s: %w", secret.Name, err)
-		}
-		return nil
-	}
-	existing := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
-		return fmt.Errorf("getting pool token secret %s: %w", secret.Name, err)
-	}
-	// Made by an earlier pass, or left by a deleted pool of the same name
-	// that the garbage collector has not taken yet (make dev runs none):
-	// its token is as good, the runners that knew it being gone with their
-	// pool (PoolRunnersFinalizer). A Secret of the name that no pool of
-	// the name controls is not the pool's.
-	if owner := metav1.GetControllerOf(existing); owner == nil || owner.Kind != "BrowserPool" || owner.Name != pool.Name {
-		return fmt.Errorf("secret %s exists and does not belong to this pool", secret.Name)
-	}
-	return nil
+	// One left by an earlier pass, or by a deleted pool of the same name
+	// that the garbage collector has not taken yet (make dev runs none), is
+	// as good: the runners that knew it went with their pool
+	// (PoolRunnersFinalizer). A Secret of the name that no pool of the name
+	// controls is not the pool's.
+	return createTokenSecret(ctx, r.Client, r.APIReader, r.Scheme, pool,
+		func(token []byte) *corev1.Secret { return constructPoolTokenSecret(pool, token) },
+		func(existing *corev1.Secret) bool {
+			owner := metav1.GetControllerOf(existing)
+			return owner != nil && owner.Kind == "BrowserPool" && owner.Name == pool.Name
+		})
 }
 
 func (r *BrowserPoolReconciler) createRunner(ctx context.Context, pool *v1alpha1.BrowserPool, tmpl *v1alpha1.BrowserPoolTemplate, hash string) error {

@@ -352,32 +352,12 @@ func (r *BrowserSessionReconciler) stopRunner(ctx context.Context, s *v1alpha1.B
 }
 
 func (r *BrowserSessionReconciler) createTokenSecret(ctx context.Context, s *v1alpha1.BrowserSession) error {
-	token, err := newRunnerToken()
-	if err != nil {
-		return err
-	}
-	secret := constructTokenSecret(s, token)
-	if err := controllerutil.SetControllerReference(s, secret, r.Scheme); err != nil {
-		return fmt.Errorf("owning token secret: %w", err)
-	}
-	err = r.Client.Create(ctx, secret)
-	if err == nil {
-		return nil
-	}
-	if !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating token secret %s: %w", secret.Name, err)
-	}
-	// Made by an earlier pass of this session, or left by an older session
-	// of the same name that the garbage collector has not taken yet: only
-	// the first is this session's. (The manager caches no token Secrets.)
-	existing := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
-		return fmt.Errorf("getting token secret %s: %w", secret.Name, err)
-	}
-	if !metav1.IsControlledBy(existing, s) {
-		return fmt.Errorf("token secret %s exists and does not belong to this session", secret.Name)
-	}
-	return nil
+	// One left by an earlier pass of this session is its own; one left by
+	// an older session of the same name that the garbage collector has not
+	// taken yet is not.
+	return createTokenSecret(ctx, r.Client, r.APIReader, r.Scheme, s,
+		func(token []byte) *corev1.Secret { return constructTokenSecret(s, token) },
+		func(existing *corev1.Secret) bool { return metav1.IsControlledBy(existing, s) })
 }
 
 // runnerPodKey is the session's runner pod: the pool's runner it claimed,

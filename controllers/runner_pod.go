@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -25,10 +26,14 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -127,6 +132,37 @@ func newRunnerToken() ([]byte, error) {
 		return nil, fmt.Errorf("reading random bytes: %w", err)
 	}
 	return []byte(base64.RawURLEncoding.EncodeToString(b)), nil
+}
+
+// createTokenSecret creates, controlled by owner, the token Secret build
+// makes with a new token, unless one of the name exists already: then it
+// must be one ours accepts, read past the cache (the manager caches no
+// token Secrets).
+func createTokenSecret(ctx context.Context, c client.Client, reader client.Reader, scheme *runtime.Scheme, owner client.Object,
+	build func(token []byte) *corev1.Secret, ours func(existing *corev1.Secret) bool) error {
+	token, err := newRunnerToken()
+	if err != nil {
+		return err
+	}
+	secret := build(token)
+	if err := controllerutil.SetControllerReference(owner, secret, scheme); err != nil {
+		return fmt.Errorf("owning token secret: %w", err)
+	}
+	err = c.Create(ctx, secret)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating token secret %s: %w", secret.Name, err)
+	}
+	existing := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(secret), existing); err != nil {
+		return fmt.Errorf("getting token secret %s: %w", secret.Name, err)
+	}
+	if !ours(existing) {
+		return fmt.Errorf("token secret %s exists and does not belong to %s", secret.Name, owner.GetName())
+	}
+	return nil
 }
 
 // constructTokenSecret builds the Secret that holds a session's runner token.

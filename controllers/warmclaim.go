@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -56,12 +55,10 @@ func (r *BrowserSessionReconciler) claimWarmRunner(ctx context.Context, s *v1alp
 	if !ok {
 		return nil, nil
 	}
-	hash, _ := labels.NewRequirement(v1alpha1.LabelLaunchHash, selection.Equals, []string{v1alpha1.LaunchHash(tmpl)})
-	pooled, _ := labels.NewRequirement(v1alpha1.LabelPool, selection.Exists, nil)
-	unclaimed, _ := labels.NewRequirement(v1alpha1.LabelSession, selection.DoesNotExist, nil)
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(s.Namespace),
-		client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*hash, *pooled, *unclaimed)}); err != nil {
+		client.MatchingLabelsSelector{Selector: unclaimedRunners(
+			requirement(v1alpha1.LabelLaunchHash, selection.Equals, v1alpha1.LaunchHash(tmpl)), requirement(v1alpha1.LabelPool, selection.Exists))}); err != nil {
 		return nil, fmt.Errorf("listing warm runners: %w", err)
 	}
 	candidates := claimable(pods.Items)

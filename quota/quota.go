@@ -193,16 +193,24 @@ func Place(l Limits, sessions []v1alpha1.BrowserSession, s *v1alpha1.BrowserSess
 // API's start needs: the API never queues, so every session that has not
 // ended, waiting or running, counts against ConcurrentSessions.
 func Room(l Limits, sessions []v1alpha1.BrowserSession) (bool, string) {
+	live := Live(sessions)
+	if live >= l.ConcurrentSessions {
+		return false, fmt.Sprintf("the project has %d sessions that have not ended; its limit is %d (concurrentSessions): end one, or retry later", live, l.ConcurrentSessions)
+	}
+	return true, ""
+}
+
+// Live counts the sessions that have not ended, waiting or running: what
+// counts against ConcurrentSessions for a start (Room) and for a warm pool
+// (the manager keeps no more warm runners than starts the quota allows).
+func Live(sessions []v1alpha1.BrowserSession) int {
 	live := 0
 	for i := range sessions {
 		if !sessions[i].Status.Finished() && !sessions[i].Spec.Ended {
 			live++
 		}
 	}
-	if live >= l.ConcurrentSessions {
-		return false, fmt.Sprintf("the project has %d sessions that have not ended; its limit is %d (concurrentSessions): end one, or retry later", live, l.ConcurrentSessions)
-	}
-	return true, ""
+	return live
 }
 
 // before reports whether a was created before b: by creation time, then by

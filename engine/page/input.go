@@ -440,6 +440,11 @@ func quadArea(q []float64) float64 {
 
 // mouse dispatches one mouse event to the tab.
 func (p *Page) mouse(ctx context.Context, typ input.MouseType, x, y float64, button input.MouseButton, clicks int64) error {
+	return p.main.do(ctx, mouseEvent(typ, x, y, button, clicks))
+}
+
+// mouseEvent is the Input.dispatchMouseEvent of one mouse event.
+func mouseEvent(typ input.MouseType, x, y float64, button input.MouseButton, clicks int64) *input.DispatchMouseEventParams {
 	e := input.DispatchMouseEvent(typ, x, y).WithButton(button).WithPointerType(input.Mouse)
 	if clicks > 0 {
 		e = e.WithClickCount(clicks)
@@ -447,13 +452,30 @@ func (p *Page) mouse(ctx context.Context, typ input.MouseType, x, y float64, but
 	if button == input.Left && typ != input.MouseReleased {
 		e = e.WithButtons(1)
 	}
-	return p.main.do(ctx, e)
+	return e
+}
+
+// clickEvents are the events of a click of count clicks at (x, y): the
+// move there, then a press and a release per click.
+func clickEvents(x, y float64, count int64) []laneCommand {
+	cmds := []laneCommand{{input.CommandDispatchMouseEvent, mouseEvent(input.MouseMoved, x, y, input.None, 0)}}
+	for n := int64(1); n <= count; n++ {
+		cmds = append(cmds,
+			laneCommand{input.CommandDispatchMouseEvent, mouseEvent(input.MousePressed, x, y, input.Left, n)},
+			laneCommand{input.CommandDispatchMouseEvent, mouseEvent(input.MouseReleased, x, y, input.Left, n)})
+	}
+	return cmds
 }
 
 func (p *Page) click(ctx context.Context, el *Element, count int64) error {
 	x, y, err := p.point(ctx, el)
 	if err != nil {
 		return err
+	}
+	if !el.Frame.outOfProcess() {
+		if l := p.inputLane(ctx); l != nil {
+			return l.run(ctx, clickEvents(x, y, count)...)
+		}
 	}
 	// The move is answered with the renderer's next frame; sending the
 	// press before that answer could reach the renderer first (chromedp

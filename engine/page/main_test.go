@@ -39,6 +39,9 @@ import (
 
 var (
 	browserCtx context.Context
+	// browserEndpoint is the shared browser's DevTools endpoint, for the
+	// input lane of the tabs newTab opens on it.
+	browserEndpoint string
 	// originA and originB are the test servers' base URLs: two origins
 	// (and two sites) on loopback.
 	originA, originB string
@@ -63,13 +66,13 @@ func runTests(m *testing.M) int {
 	}
 	defer stopServers()
 
-	ctx, stop, err := chromium.Start()
+	b, err := chromium.Launch()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start Chromium:", err)
 		return 1
 	}
-	defer stop()
-	browserCtx = ctx
+	defer b.Stop()
+	browserCtx, browserEndpoint = b.Ctx, b.Endpoint
 	code := m.Run()
 	if stopIsolated != nil {
 		stopIsolated()
@@ -97,16 +100,22 @@ type tab struct {
 }
 
 // newTab opens a tab on the shared browser (or on browser, if given) and
-// attaches a Page to it; both go away when the test ends.
+// attaches a Page to it; both go away when the test ends. On the shared
+// browser the Page has an input lane, as the runner's Pages have.
 func newTab(t testing.TB, browser ...context.Context) *tab {
 	t.Helper()
-	parent := browserCtx
 	if len(browser) > 0 {
-		parent = browser[0]
+		return newTabWith(t, browser[0])
 	}
-	ctx, cancel := chromedp.NewContext(parent)
+	return newTabWith(t, browserCtx, WithInputLane(browserEndpoint))
+}
+
+// newTabWith opens a tab on browser and attaches a Page with opts to it.
+func newTabWith(t testing.TB, browser context.Context, opts ...Option) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
 	t.Cleanup(cancel)
-	p, err := Attach(ctx)
+	p, err := Attach(ctx, opts...)
 	if err != nil {
 		t.Fatalf("attach: %v", err)
 	}

@@ -69,6 +69,54 @@ type Page struct {
 	// probeStuck is the docGen of a document whose renderers once failed
 	// to answer Settle's quiet probe in time; it is not probed again.
 	probeStuck atomic.Int64
+
+	// laneEndpoint is the browser's DevTools endpoint for the input lane
+	// (WithInputLane); empty: none.
+	laneEndpoint string
+	// laneMu guards lane and laneFailed.
+	laneMu sync.Mutex
+	lane   *inputLane
+	// laneFailed is set once opening the lane failed; clicks then go
+	// through the tab's own session for the rest of the Page's life.
+	laneFailed bool
+}
+
+// Option configures a Page at Attach.
+type Option func(*Page)
+
+// WithInputLane lets the Page open a DevTools connection of its own to the
+// browser at endpoint (its ws:// endpoint), on the first click, for the
+// click's events: sent back to back on it, a mouse move does not wait for
+// the renderer's next animation frame (see inputLane). Without it, or when
+// the connection cannot be opened, a click waits for its move's answer
+// before pressing the button, and takes a frame longer.
+func WithInputLane(endpoint string) Option {
+	return func(p *Page) { p.laneEndpoint = endpoint }
+}
+
+// inputLane returns the Page's lane, opening it on first use; nil when the
+// Page has none or it cannot be opened. A lane whose connection ended is
+// opened again.
+func (p *Page) inputLane(ctx context.Context) *inputLane {
+	if p.laneEndpoint == "" {
+		return nil
+	}
+	p.laneMu.Lock()
+	defer p.laneMu.Unlock()
+	if p.lane != nil && p.lane.alive() {
+		return p.lane
+	}
+	if p.laneFailed || p.ctx.Err() != nil {
+		return nil
+	}
+	l, err := dialLane(ctx, p.laneEndpoint, p.main.target)
+	if err != nil {
+		p.laneFailed = ctx.Err() == nil
+		return nil
+	}
+	context.AfterFunc(p.ctx, l.close)
+	p.lane = l
+	return l
 }
 
 // noteAction records that an action or navigation just ended.
@@ -88,7 +136,7 @@ func (p *Page) lastAction() time.Time {
 // one, the way chromedp.Run does. The Page tracks network activity from this
 // moment on (see Settle) and lives until Close is called or the tab's context
 // ends.
-func Attach(ctx context.Context) (*Page, error) {
+func Attach(ctx context.Context, opts ...Option) (*Page, error) {
 	c := chromedp.FromContext(ctx)
 	if c == nil {
 		return nil, errors.New("page: attach: not a chromedp context")
@@ -110,6 +158,9 @@ func Attach(ctx context.Context) (*Page, error) {
 		cancel: cancel,
 		net:    newNetTracker(),
 		oopifs: make(map[target.ID]*oopifEntry),
+	}
+	for _, o := range opts {
+		o(p)
 	}
 	p.parsedGen.Store(-1)
 	p.main = newSession(lctx, c.Target.TargetID, c.Target.SessionID, c.Target)

@@ -146,36 +146,59 @@ func TestNetTrackerRetiresReplacedDocuments(t *testing.T) {
 }
 
 // TestClickMovesThePointerFirst checks the order of the events a click
-// causes: the mouse move Perform sends ahead of the button, without waiting
-// for its answer, still reaches the page before the button goes down.
+// causes, with the Page's input lane (move, press and release written back
+// to back on a connection of its own), without one (the move waited for
+// before the press), and with a lane that cannot be opened (the Page falls
+// back to waiting): the move reaches the page before the button goes down.
 func TestClickMovesThePointerFirst(t *testing.T) {
-	tb := newTab(t)
-	tb.open("/form")
-	var ok bool
-	tb.eval(`window.seen = [];
-for (const type of ['mousemove', 'mousedown', 'mouseup', 'click'])
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		wantLane bool
+	}{
+		{"input lane", []Option{WithInputLane(browserEndpoint)}, true},
+		{"no input lane", nil, false},
+		// Port 9 (discard) of loopback, where nothing listens.
+		{"input lane refused", []Option{WithInputLane("ws://127.0.0.1:9/devtools/browser/none")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tb := newTabWith(t, browserCtx, tc.opts...)
+			tb.open("/form")
+			var ok bool
+			tb.eval(`window.seen = [];
+for (const type of ['mousemove', 'mousedown', 'mouseup', 'click', 'dblclick'])
   document.addEventListener(type, e => {
     const last = window.seen[window.seen.length - 1];
-    if (!(type === 'mousemove' && last === 'mousemove')) window.seen.push(type);
+    if (!(type === 'mousemove' && last === 'mousemove')) window.seen.push(type + (e.detail ? e.detail : ''));
   }, true);
 true`, &ok)
-	var want []string
-	// Alternate between two elements, so that each click moves the
-	// pointer.
-	for i := range 10 {
-		sel := []string{"#send", "#email"}[i%2]
-		el, err := tb.p.MainFrame().Query(tb.testCtx(), sel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tb.p.Perform(tb.testCtx(), el, "click", nil); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, "mousemove", "mousedown", "mouseup", "click")
-	}
-	var got []string
-	tb.eval(`window.seen`, &got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+			var want []string
+			// Alternate between two elements, so that each click moves
+			// the pointer.
+			for i := range 10 {
+				sel := []string{"#send", "#email"}[i%2]
+				el, err := tb.p.MainFrame().Query(tb.testCtx(), sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				method := "click"
+				want = append(want, "mousemove", "mousedown1", "mouseup1", "click1")
+				if i == 4 {
+					method = "doubleClick"
+					want = append(want, "mousedown2", "mouseup2", "click2", "dblclick2")
+				}
+				if err := tb.p.Perform(tb.testCtx(), el, method, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			tb.eval(`window.seen`, &got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			if gotLane := tb.p.lane != nil; gotLane != tc.wantLane {
+				t.Errorf("clicked on an input lane: %v, want %v", gotLane, tc.wantLane)
+			}
+		})
 	}
 }

@@ -56,7 +56,7 @@ var defaultFlags = []flag{
 	{"disable-background-timer-throttling", true},
 	{"disable-backgrounding-occluded-windows", true},
 	{"disable-renderer-backgrounding", true},
-	{"disable-features", "Translate,MediaRouter,OptimizationHints," + memoryDisabledFeatures},
+	{"disable-features", "Translate,MediaRouter,OptimizationHints," + memoryDisabledFeatures + "," + latencyDisabledFeatures},
 	{"force-color-profile", "srgb"},
 	// Memory (docs/performance.md, "Session memory"): the network service
 	// runs in the browser process instead of a process of its own, and
@@ -71,6 +71,14 @@ var defaultFlags = []flag{
 // alive in its renderer (a back navigation loads the page again, as
 // Playwright's and Puppeteer's defaults have it).
 const memoryDisabledFeatures = "SpareRendererForSitePerProcess,BackForwardCache"
+
+// latencyDisabledFeatures are features turned off by default so that acts
+// wait less (docs/performance.md, "Act latency"). After an input event,
+// Chrome holds the page's tasks back until it has drawn the next frame (up
+// to 16.7 ms at 60 Hz), so that a person sees the input's effect sooner; an
+// act, which waits to see what the previous one's click set off
+// (docs/engine.md, Settling), would wait for that frame every time.
+const latencyDisabledFeatures = "DeferRendererTasksAfterInput"
 
 // diskCacheSize bounds Chromium's HTTP disk cache, in bytes. The cache is
 // in the profile, on the pod's /tmp volume (runner.tmpSize, 2Gi by

@@ -415,7 +415,7 @@ func (b *Browser) attach(ctx context.Context, id target.ID) (*Target, error) {
 	}
 	a.session = chromedp.FromContext(tctx).Target.SessionID
 	var err error
-	if a.page, err = page.Attach(tctx); err == nil {
+	if a.page, err = page.Attach(tctx, b.pageOptions()...); err == nil {
 		ectx, cancel := bound(tctx, ctx)
 		err = b.emulate(ectx)
 		cancel()

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/browserfleet/browserfleet/runner/config"
@@ -35,13 +36,48 @@ import (
 // chromedp browser context; extra options are appended to the defaults.
 // stop ends the browser and removes its profile.
 func Start(extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop context.CancelFunc, err error) {
-	path, err := config.FindChromium()
+	b, err := Launch(extra...)
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "chromium-test-profile-")
+	return b.Ctx, b.Stop, nil
+}
+
+// Browser is a Chromium that Launch started.
+type Browser struct {
+	// Ctx is the chromedp browser context.
+	Ctx context.Context
+	// Endpoint is the browser's DevTools WebSocket endpoint (ws://...).
+	Endpoint string
+	// Stop ends the browser and removes its profile.
+	Stop context.CancelFunc
+}
+
+// Launch is Start, and tells the browser's DevTools endpoint too.
+func Launch(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
+	ctx, stop, dir, err := start(extra)
 	if err != nil {
-		return nil, nil, fmt.Errorf("creating a profile directory: %w", err)
+		return nil, err
+	}
+	// Chromium writes its port and the endpoint's path there once it
+	// listens, which it has done by the time chromedp has connected.
+	port, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+	lines := strings.Fields(string(port))
+	if err != nil || len(lines) != 2 {
+		stop()
+		return nil, fmt.Errorf("reading the DevTools endpoint: %q %v", port, err)
+	}
+	return &Browser{Ctx: ctx, Endpoint: "ws://127.0.0.1:" + lines[0] + lines[1], Stop: stop}, nil
+}
+
+func start(extra []chromedp.ExecAllocatorOption) (ctx context.Context, stop context.CancelFunc, dir string, err error) {
+	path, err := config.FindChromium()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dir, err = os.MkdirTemp("", "chromium-test-profile-")
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("creating a profile directory: %w", err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
@@ -69,9 +105,9 @@ func Start(extra ...chromedp.ExecAllocatorOption) (ctx context.Context, stop con
 	}
 	if err := chromedp.Run(bctx); err != nil {
 		stop()
-		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
+		return nil, nil, "", fmt.Errorf("starting %s: %w", path, err)
 	}
-	return bctx, stop, nil
+	return bctx, stop, dir, nil
 }
 
 // FrameID returns the DevTools id of the frame whose URL ends in path, in

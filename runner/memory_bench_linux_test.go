@@ -137,6 +137,7 @@ var memoryVariants = []struct {
 	{"default", nil},
 	{"chromium", []string{"--headless-shell="}},
 	{"no-site-isolation", []string{"--site-isolation=false"}},
+	{"no-webgl", []string{"--webgl=false"}},
 }
 
 // Settling: a figure is taken once settleSamples samples in a row, each

@@ -222,6 +222,12 @@ func (s *settings) launchFlags(proxyURL string) []flag {
 		// renderer; Chromium 156 isolates them whatever it is told.
 		flags = append(flags, flag{"site-per-process", true})
 	}
+	if !s.webgl {
+		// The operator's --webgl=false: without a GPU, Chromium runs
+		// WebGL on SwiftShader in its GPU process, which loads and
+		// initialises it at start whether a page uses WebGL or not.
+		flags = append(flags, flag{"disable-gpu", true}, flag{"disable-software-rasterizer", true})
+	}
 	flags = append(flags, withDisabledFeatures(flags, safetyDisabledFeatures))
 	return append(flags, safetyFlags(proxyURL)...)
 }

@@ -286,3 +286,25 @@ func TestSiteIsolation(t *testing.T) {
 		})
 	}
 }
+
+// TestWebGL checks the operator's --webgl switch: pages have WebGL by
+// default, on the software GPU, and none when the operator turned it off.
+func TestWebGL(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		disable bool
+		want    bool
+	}{
+		{name: "by default", want: true},
+		{name: "off by the operator", disable: true, want: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := runnertest.Config(nil)
+			cfg.DisableWebGL = tt.disable
+			b := browsertest.Start(t, cfg)
+			var got bool
+			browsertest.Evaluate(t, b, `!!document.createElement('canvas').getContext('webgl')`, &got)
+			runnertest.Want(t, "a canvas has a WebGL context", got, tt.want)
+		})
+	}
+}

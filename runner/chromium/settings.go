@@ -61,6 +61,9 @@ type settings struct {
 	// siteIsolation keeps cross-site iframes in renderers of their own
 	// (Chromium's default); the operator may turn it off.
 	siteIsolation     bool
+	// webgl keeps the software GPU that runs WebGL; see
+	// config.DisableWebGL.
+	webgl bool
 	port              int32
 	headless          bool
 	devtools          bool
@@ -149,6 +152,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		ignoreHTTPSErrors:   ptr.Deref(lo.IgnoreHTTPSErrors, false),
 		blockAds:            ptr.Deref(bs.BlockAds, false),
 		siteIsolation:       !cfg.DisableSiteIsolation,
+		webgl:               !cfg.DisableWebGL,
 	}
 	if lo.Port != nil {
 		s.port = *lo.Port

@@ -579,6 +579,7 @@ func TestBrowserChoice(t *testing.T) {
 		// shellPath is the runner's HeadlessShellPath; "-" means shell.
 		shellPath            string
 		disableSiteIsolation bool
+		disableWebGL         bool
 		lo                   func(*v1alpha1.LaunchOptions)
 		wantExec             string
 		// wantFlags are switches that must be there (true) or not (false).
@@ -588,7 +589,14 @@ func TestBrowserChoice(t *testing.T) {
 			name:      "headless by default: the headless shell",
 			shellPath: "-",
 			wantExec:  "-",
-			wantFlags: map[string]bool{"headless": true, "enable-features": true, "disk-cache-size": true, "site-per-process": true},
+			wantFlags: map[string]bool{"headless": true, "enable-features": true, "disk-cache-size": true, "site-per-process": true, "disable-gpu": false, "disable-software-rasterizer": false},
+		},
+		{
+			name:         "WebGL off by the operator",
+			shellPath:    "-",
+			disableWebGL: true,
+			wantExec:     "-",
+			wantFlags:    map[string]bool{"disable-gpu": true, "disable-software-rasterizer": true},
 		},
 		{
 			name:      "no headless shell installed",
@@ -654,6 +662,7 @@ func TestBrowserChoice(t *testing.T) {
 			}
 			cfg.HeadlessShellPath = resolve(tt.shellPath)
 			cfg.DisableSiteIsolation = tt.disableSiteIsolation
+			cfg.DisableWebGL = tt.disableWebGL
 			s, err := newSettings(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -112,6 +112,13 @@ type Config struct {
 	// told. The operator opts out with the runner's
 	// --site-isolation=false; sessions cannot.
 	DisableSiteIsolation bool
+	// DisableWebGL turns WebGL off, and with it the software GPU
+	// (SwiftShader) Chromium's GPU process starts for it on a node without
+	// a GPU: about 14 MB less per session (docs/performance.md), and no
+	// WebGL for pages (maps, 3D, and the fingerprint checks of bot
+	// detectors, which then see a browser without it). The operator opts
+	// out with the runner's --webgl=false; sessions cannot.
+	DisableWebGL bool
 	// MaxQueuedOperations bounds the operations waiting for their turn on
 	// the session's page (SESSION_BUSY beyond it); 0 means
 	// DefaultMaxQueuedOperations.

@@ -60,10 +60,10 @@ type settings struct {
 	headlessShell bool
 	// siteIsolation keeps cross-site iframes in renderers of their own
 	// (Chromium's default); the operator may turn it off.
-	siteIsolation     bool
+	siteIsolation bool
 	// webgl keeps the software GPU that runs WebGL; see
 	// config.DisableWebGL.
-	webgl bool
+	webgl             bool
 	port              int32
 	headless          bool
 	devtools          bool

@@ -62,10 +62,14 @@ func Launch(extra ...chromedp.ExecAllocatorOption) (*Browser, error) {
 	// Chromium writes its port and the endpoint's path there once it
 	// listens, which it has done by the time chromedp has connected.
 	port, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-	lines := strings.Fields(string(port))
-	if err != nil || len(lines) != 2 {
+	if err != nil {
 		stop()
-		return nil, fmt.Errorf("reading the DevTools endpoint: %q %v", port, err)
+		return nil, fmt.Errorf("reading the DevTools endpoint: %w", err)
+	}
+	lines := strings.Fields(string(port))
+	if len(lines) != 2 {
+		stop()
+		return nil, fmt.Errorf("reading the DevTools endpoint: unexpected DevToolsActivePort %q", port)
 	}
 	return &Browser{Ctx: ctx, Endpoint: "ws://127.0.0.1:" + lines[0] + lines[1], Stop: stop}, nil
 }

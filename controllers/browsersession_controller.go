@@ -127,6 +127,7 @@ func (r *BrowserSessionReconciler) reconcile(ctx context.Context, session *v1alp
 	orig := session.DeepCopy()
 	now := r.Clock.Now()
 	warnings := r.setExpiry(session)
+	markUnsupported(session)
 	stepErr := r.reconcileRunner(ctx, session, now)
 	if err := r.writeStatus(ctx, orig, session); err != nil {
 		if errors.Is(err, errStale) && stepErr == nil {
@@ -630,6 +631,10 @@ var errStale = errors.New("the object changed since it was read; the next event 
 func (r *BrowserSessionReconciler) recordEvents(ctx context.Context, orig, s *v1alpha1.BrowserSession, warnings []string) {
 	for _, w := range warnings {
 		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "TimeoutCapped", "SetExpiry", "%s", w)
+	}
+	if c := meta.FindStatusCondition(s.Status.Conditions, v1alpha1.BrowserSessionConditionUnsupportedSetting); c != nil &&
+		!meta.IsStatusConditionTrue(orig.Status.Conditions, v1alpha1.BrowserSessionConditionUnsupportedSetting) {
+		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, v1alpha1.BrowserSessionConditionUnsupportedSetting, "Accept", "%s", c.Message)
 	}
 	from, to := orig.Status.Phase, s.Status.Phase
 	if from == to {

@@ -245,6 +245,28 @@ var _ = Describe("BrowserSession", func() {
 		}).Should(BeTrue(), "no pod and no token secret for a refused session")
 	})
 
+	It("says which of its settings this installation does not honour: a condition naming each, and a Warning event", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("unsupported", ns).Cloud(&v1alpha1.CloudSessionCreateParams{
+			BrowserSettings: &v1alpha1.BrowserSettings{RecordSession: ptr.To(true), Verified: ptr.To(true)},
+		}).Obj()
+		key := startSession(ctx, s)
+		Expect(conditions(ctx, key)(Default)).To(HaveCondition(v1alpha1.BrowserSessionConditionUnsupportedSetting, metav1.ConditionTrue, v1alpha1.BrowserSessionReasonSettingsIgnored))
+		c := meta.FindStatusCondition(session(ctx, key)(Default).Status.Conditions, v1alpha1.BrowserSessionConditionUnsupportedSetting)
+		Expect(c.Message).To(And(
+			ContainSubstring("cloudSessionCreateParams.browserSettings.recordSession: "),
+			ContainSubstring("cloudSessionCreateParams.browserSettings.verified: ")))
+		Eventually(eventReasons(ctx, ns, s.Name)).Should(ContainElement(v1alpha1.BrowserSessionConditionUnsupportedSetting))
+	})
+
+	It("has no UnsupportedSetting condition when it asks for nothing this installation ignores", func(ctx SpecContext) {
+		s := wrappers.MakeBrowserSession("all-honoured", ns).Cloud(&v1alpha1.CloudSessionCreateParams{
+			BrowserSettings: &v1alpha1.BrowserSettings{BlockAds: ptr.To(true)},
+		}).Obj()
+		key := startSession(ctx, s)
+		Expect(meta.FindStatusCondition(session(ctx, key)(Default).Status.Conditions, v1alpha1.BrowserSessionConditionUnsupportedSetting)).To(BeNil())
+		Expect(eventReasons(ctx, ns, s.Name)(Default)).NotTo(ContainElement(v1alpha1.BrowserSessionConditionUnsupportedSetting))
+	})
+
 	It("runs a session whose executablePath the operator allows", func(ctx SpecContext) {
 		s := wrappers.MakeBrowserSession("exec-ok", ns).Local(&v1alpha1.LaunchOptions{ExecutablePath: allowedExecutable}).Obj()
 		key := startSession(ctx, s)

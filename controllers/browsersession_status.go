@@ -64,6 +64,19 @@ func setSessionCondition(s *v1alpha1.BrowserSession, typ string, status metav1.C
 	})
 }
 
+// markUnsupported sets the UnsupportedSetting condition from the settings
+// of the spec this installation does not honour, and removes it when there
+// are none.
+func markUnsupported(s *v1alpha1.BrowserSession) {
+	list := v1alpha1.UnsupportedSettings(&s.Spec)
+	if len(list) == 0 {
+		meta.RemoveStatusCondition(&s.Status.Conditions, v1alpha1.BrowserSessionConditionUnsupportedSetting)
+		return
+	}
+	setSessionCondition(s, v1alpha1.BrowserSessionConditionUnsupportedSetting, metav1.ConditionTrue,
+		v1alpha1.BrowserSessionReasonSettingsIgnored, v1alpha1.UnsupportedSettingsMessage(list))
+}
+
 // markFailed makes the session Failed, a terminal state.
 func markFailed(s *v1alpha1.BrowserSession, reason, message string, now time.Time) {
 	setSessionCondition(s, v1alpha1.BrowserSessionConditionFailed, metav1.ConditionTrue, reason, message)

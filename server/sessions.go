@@ -370,6 +370,14 @@ func (s *server) await(w http.ResponseWriter, r *http.Request, key types.Namespa
 			s.abandon(key, created)
 			return
 		default:
+			if !seen {
+				// What the session asked for and will not get is said
+				// first, in the same words as its UnsupportedSetting
+				// condition.
+				for _, u := range v1alpha1.UnsupportedSettings(&bs.Spec) {
+					resp.log(rpc.LogLine{Category: "session", Message: "unsupported setting: " + u.String(), Level: rpc.LogLevelInfo, Timestamp: time.Now().UTC()})
+				}
+			}
 			seen = true
 			if p := phaseOf(bs); p != lastPhase || bs.Status.Message != lastMessage {
 				lastPhase, lastMessage = p, bs.Status.Message

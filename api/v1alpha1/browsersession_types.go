@@ -607,6 +607,10 @@ const (
 	// have a browser, and when the quota made it fail; False once it was
 	// let through after waiting. Absent when it never had to wait.
 	BrowserSessionConditionQuotaExceeded = "QuotaExceeded"
+	// BrowserSessionConditionUnsupportedSetting is True while the spec asks
+	// for settings this installation accepts and does not honour; its
+	// message names each (UnsupportedSettings). Absent when there are none.
+	BrowserSessionConditionUnsupportedSetting = "UnsupportedSetting"
 )
 
 // Condition reasons of a BrowserSession.
@@ -669,6 +673,9 @@ const (
 	// BrowserSessionReasonQuotaAdmitted: a session that waited for its
 	// quota got its turn (QuotaExceeded False).
 	BrowserSessionReasonQuotaAdmitted = "Admitted"
+	// BrowserSessionReasonSettingsIgnored: the spec asks for settings this
+	// installation does not honour (the UnsupportedSetting condition).
+	BrowserSessionReasonSettingsIgnored = "SettingsIgnored"
 )
 
 // BrowserSessionStatus is the observed state of a BrowserSession.

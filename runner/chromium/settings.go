@@ -269,21 +269,13 @@ func newSettings(cfg *config.Config) (*settings, error) {
 	// The proxy: the launch proxy, else the first external proxy of the
 	// cloud parameters. It becomes the egress proxy's upstream for every
 	// host its bypass list does not name; further proxies and domain
-	// patterns are not honoured yet.
+	// patterns are not honoured yet (v1alpha1.UnsupportedSettings says so).
 	if p := lo.Proxy; p != nil {
 		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
 	} else if params != nil {
 		for i, p := range params.Proxies {
-			switch {
-			case p.Type == v1alpha1.ProxyTypeCloud:
-				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: this installation has no cloud proxies; the entry is ignored", i))
-			case s.proxy != nil:
-				s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d]: only the first external proxy is used", i))
-			default:
+			if p.Type != v1alpha1.ProxyTypeCloud && s.proxy == nil {
 				s.proxy = &proxySettings{server: p.Server, username: p.Username, password: cfg.Secrets.ProxyPasswords[i]}
-				if p.DomainPattern != "" {
-					s.notes = append(s.notes, fmt.Sprintf("cloudSessionCreateParams.proxies[%d].domainPattern: the proxy carries all traffic, not only matching hosts", i))
-				}
 			}
 		}
 	}
@@ -325,26 +317,10 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		s.locale = strings.ReplaceAll(bs.Fingerprint.Locales[0], "_", "-")
 	}
 
-	for _, o := range []struct {
-		name string
-		set  bool
-	}{
-		{"advancedStealth", ptr.Deref(bs.AdvancedStealth, false)},
-		{"captchaImageSelector", bs.CaptchaImageSelector != ""},
-		{"captchaInputSelector", bs.CaptchaInputSelector != ""},
-		{"context", bs.Context != nil},
-		{"extensionId", bs.ExtensionID != ""},
-		{"logSession", ptr.Deref(bs.LogSession, false)},
-		{"recordSession", ptr.Deref(bs.RecordSession, false)},
-		{"solveCaptchas", ptr.Deref(bs.SolveCaptchas, false)},
-		{"verified", ptr.Deref(bs.Verified, false)},
-	} {
-		if o.set {
-			s.notes = append(s.notes, "browserSettings."+o.name+" is not supported by this runner and is ignored")
-		}
-	}
-	if params != nil && params.ExtensionID != "" {
-		s.notes = append(s.notes, "cloudSessionCreateParams.extensionId is not supported by this runner and is ignored")
+	// What the manager reports in the session's UnsupportedSetting
+	// condition, in the runner's log too.
+	for _, u := range v1alpha1.UnsupportedSettings(spec) {
+		s.notes = append(s.notes, u.String())
 	}
 	return s, errors.Join(errs...)
 }

@@ -370,6 +370,24 @@ var _ = Describe("streaming", Ordered, func() {
 		Expect(logs).To(ContainElement(HavePrefix("session is Ready")))
 	})
 
+	It("streams start with a line for each setting this installation does not honour, first", func() {
+		r := do(http.MethodPost, "/v1/sessions/start", p.Key,
+			`{"modelName": "openai/gpt-test", "cloudSessionCreateParams": {"browserSettings": {"recordSession": true}, "region": "eu-central-1"}}`,
+			map[string]string{"x-stream-response": "true"})
+		fs := streamed(r, "/v1/sessions/start")
+		Expect(fs[len(fs)-1].Event).To(Equal("finished"))
+		var logs []string
+		for _, f := range fs {
+			if f.Event == "running" {
+				logs = append(logs, f.Data.Data["message"].(map[string]any)["message"].(string))
+			}
+		}
+		Expect(len(logs)).To(BeNumerically(">=", 3))
+		Expect(logs[:2]).To(ConsistOf(
+			HavePrefix("unsupported setting: cloudSessionCreateParams.browserSettings.recordSession: "),
+			HavePrefix("unsupported setting: cloudSessionCreateParams.region: ")))
+	})
+
 	It("cancels the operation when the client goes away", func(ctx SpecContext) {
 		text := pageText(p, id)
 		model.Enqueue(actAnswer(elementID(text, "button: Sign up"), "click").WithDelay(5 * time.Minute))

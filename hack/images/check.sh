@@ -20,6 +20,19 @@ need buildah runc jq findmnt
 [[ $(id -u) == 0 ]] || die "runc and buildah mount need root here"
 mkdir -p "$work"
 
+# The images are read back from their archives into a storage of this check
+# alone, so that every layer is unpacked from the archive and build.sh's
+# storage (its layer cache) is left as it is.
+store="$work/check-storage"
+mkdir -p "$store"
+cat >"$store/storage.conf" <<EOF
+[storage]
+driver = "overlay"
+graphroot = "$store/root"
+runroot = "$store/run"
+EOF
+export CONTAINERS_STORAGE_CONF="$store/storage.conf"
+
 runc_root="$work/runc"
 bundles=()
 cleanup() {
@@ -29,19 +42,24 @@ cleanup() {
     rm -rf "$b"
   done
   cleanup_containers
+  buildah rmi --all --force >/dev/null 2>&1 || true
+  unmount_below "$store"
+  if findmnt --list --noheadings --output TARGET | grep -qF "$store/"; then
+    log "left $store: something is still mounted below it"
+  else
+    rm -rf "$store"
+  fi
 }
 trap cleanup EXIT
 
-# load ARCHIVE IMAGE: a working container of the image the archive names,
-# read from the archive (not from buildah's storage, where build.sh left it).
+# load ARCHIVE IMAGE: a working container of the image the archive names.
 load() {
   local archive=$1 image=$2 name
   [[ -f $archive ]] || die "$archive is missing: run make images"
   name=$(tar -xOf "$archive" index.json | jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]')
   [[ $name == "$image" ]] || die "$archive names $name, not $image"
-  buildah rmi "$image" >/dev/null 2>&1 || true
   timeout 600 buildah pull --quiet "oci-archive:$archive" >/dev/null
-  new_container ctr "oci-archive:$archive"
+  new_container ctr "$image"
 }
 
 # expect CONTAINER FIELD WANT: a field of the image's configuration.

@@ -11,7 +11,7 @@ build_debian() {
   local image=$1 release=$3 mirror=$4 security=$5 ctr mnt
   new_container ctr scratch
   mnt=$(buildah mount "$ctr")
-  timed "debootstrap $release" timeout 1800 \
+  timed "debootstrap $release" timeout --foreground 1800 \
     debootstrap --variant=minbase --components=main "$release" "$mnt" "$mirror"
 
   rm -f "$mnt/etc/apt/sources.list"
@@ -142,7 +142,7 @@ EOF
 apt_install() {
   local ctr=$1
   shift
-  timed "apt-get install $*" timeout 900 buildah run --isolation chroot "$ctr" -- sh -ec '
+  timed "apt-get install $*" timeout --foreground 900 buildah run --isolation chroot "$ctr" -- sh -ec '
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "$@" >/dev/null

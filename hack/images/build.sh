@@ -10,6 +10,7 @@
 #   IMAGES_DIR    where the archives go (bin/images)
 #   IMAGES_WORK   stamps and scratch space (_output/images)
 #   DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR   Debian's archives
+#   HOST_CA_BUNDLE  the CA bundle the Go build trusts (/etc/ssl/certs/ca-certificates.crt)
 #   IMAGES_REBUILD_BASES=1   make the bases again (e.g. for Debian's updates)
 set -euo pipefail
 
@@ -52,18 +53,24 @@ ensure_base "$distroless" "$debian_base" build_distroless
 # is built alone first, because buildah would make the mount points in every
 # stage that RUNs: the final images then take it from buildah's layer cache.
 # --network host: RUN reaches the module proxy and Debian's mirror with the
-# host's resolv.conf, and buildah makes no bridge or firewall rule.
+# host's resolv.conf, and buildah makes no bridge or firewall rule. The Go
+# build trusts what the host trusts (a machine behind a TLS-inspecting proxy
+# adds that proxy's CA there): the host's CA bundle is mounted over the
+# image's for its RUNs, and stays out of the images.
 bud() {
   local target=$1 image=$2
   shift 2
   log "image $image (Dockerfile target $target)"
-  timed "image $image" timeout 3600 buildah bud \
+  timed "image $image" timeout --foreground 3600 buildah bud \
     --pull=never --layers --network host --format oci \
     --build-arg VERSION="$tag" "$@" \
     --target "$target" --tag "$image" \
     --file "$root/Dockerfile" "$root"
 }
+ca_bundle=${HOST_CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+[[ -f $ca_bundle ]] || die "no CA bundle at $ca_bundle (HOST_CA_BUNDLE): the Go build needs one to reach the module proxy"
 bud builder "localhost/browserfleet-builder:$tag" \
+  --volume "$ca_bundle:/etc/ssl/certs/ca-certificates.crt:ro" \
   --volume "$(go env GOMODCACHE):/go/pkg/mod" \
   --volume "$(go env GOCACHE):/root/.cache/go-build"
 bud controller "$controller_image"
@@ -79,7 +86,7 @@ save() {
     return
   fi
   rm -f "$archive.tmp"
-  timed "archive $archive" timeout 900 buildah push --quiet "$image" "oci-archive:$archive.tmp:$image"
+  timed "archive $archive" timeout --foreground 900 buildah push --quiet "$image" "oci-archive:$archive.tmp:$image"
   mv "$archive.tmp" "$archive"
   echo "$id" >"$stamp"
 }

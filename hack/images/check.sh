@@ -58,7 +58,7 @@ load() {
   [[ -f $archive ]] || die "$archive is missing: run make images"
   name=$(tar -xOf "$archive" index.json | jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]')
   [[ $name == "$image" ]] || die "$archive names $name, not $image"
-  timeout 600 buildah pull --quiet "oci-archive:$archive" >/dev/null
+  timeout --foreground 600 buildah pull --quiet "oci-archive:$archive" >/dev/null
   new_container ctr "$image"
 }
 
@@ -99,7 +99,7 @@ run() {
     "$bundle/config.json" >"$bundle/config.json.new"
   mv "$bundle/config.json.new" "$bundle/config.json"
   log "run in $ctr: $*"
-  if ! output=$(timeout 120 runc --root "$runc_root" run --bundle "$bundle" "$id" </dev/null 2>&1); then
+  if ! output=$(timeout --foreground 120 runc --root "$runc_root" run --bundle "$bundle" "$id" </dev/null 2>&1); then
     printf '%s\n' "$output" >&2
     die "$* failed in $ctr (uid 65532, read-only root)"
   fi

@@ -4,7 +4,7 @@ log() { printf 'images: %s\n' "$*" >&2; }
 die() { printf 'images: %s\n' "$*" >&2; exit 1; }
 # Name the command that failed, also inside functions.
 set -o errtrace
-trap 'log "failed (exit $?): $BASH_COMMAND (${BASH_SOURCE[0]##*/}:$LINENO)"' ERR
+trap 'log "failed (exit $?): $BASH_COMMAND (${BASH_SOURCE[0]##*/}:$LINENO)${step:+ in: $step}"' ERR
 
 need() {
   local c
@@ -14,10 +14,16 @@ need() {
   done
 }
 
+# Every bound below is `timeout --foreground`: the command stays in the
+# script's process group, so that Ctrl-C reaches it (and its children) at
+# once.
+
 # timed LABEL CMD...: runs CMD and records how long it took in
 # $work/timings.log, which docs/install.md quotes.
 timed() {
   local label=$1 start
+  # What the ERR trap names, in the commands below too.
+  local step=$label
   shift
   start=$SECONDS
   "$@"
@@ -65,6 +71,9 @@ cleanup_containers() {
   containers=()
 }
 trap cleanup_containers EXIT
+# An interrupted build cleans up too: bash runs the EXIT trap on exit.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ensure_base IMAGE PARENT BUILD_FN ARGS...: makes IMAGE with BUILD_FN
 # unless its stamp says it was made from the same inputs: the function's own

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+const netnsDir = "/run/netns"
+
+func netnsPath(name string) string { return filepath.Join(netnsDir, name) }
+
+// run runs a short command and names it in the error.
+func run(name string, args ...string) error {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// setupNetwork makes the node's network namespace and the veth pair that
+// joins it to the host. The node has no default route: pods reach the node,
+// each other and the services, and nothing beyond the namespace.
+func setupNetwork(c config) error {
+	// `ip netns add` makes /run/netns a mount point when it is not one yet;
+	// remember whether we did, so that `down` removes it again.
+	if !isMountPoint(netnsDir) {
+		if err := os.WriteFile(filepath.Join(c.dir, "netns-mount-created"), nil, 0o644); err != nil {
+			return err
+		}
+	}
+	steps := [][]string{
+		{"ip", "netns", "add", nodeNetns},
+		{"ip", "link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", nodeNetns},
+		{"ip", "addr", "add", fmt.Sprintf("%s/%d", hostIP, linkPrefix), "dev", hostVeth},
+		{"ip", "link", "set", hostVeth, "up"},
+		{"ip", "-n", nodeNetns, "link", "set", "lo", "up"},
+		{"ip", "-n", nodeNetns, "addr", "add", fmt.Sprintf("%s/%d", nodeIP, linkPrefix), "dev", "eth0"},
+		{"ip", "-n", nodeNetns, "link", "set", "eth0", "up"},
+		// Routing between pods (ptp gives each a /32 behind the node).
+		{"nsenter", "--net=" + netnsPath(nodeNetns), "--", "sysctl", "-qw", "net.ipv4.ip_forward=1"},
+		// kube-proxy's ClusterIPs are DNATed only; a pod reaching its own
+		// Service is masqueraded by kube-proxy.
+		{"nsenter", "--net=" + netnsPath(nodeNetns), "--", "sysctl", "-qw", "net.ipv4.conf.all.route_localnet=1"},
+	}
+	for _, s := range steps {
+		if err := run(s[0], s[1:]...); err != nil {
+			return fmt.Errorf("node network: %w", err)
+		}
+	}
+	return nil
+}
+
+// mounts lists the mount points (decoded) of this mount namespace.
+func mounts() ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var mps []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 {
+			mps = append(mps, unescapeMount(fields[4]))
+		}
+	}
+	return mps, sc.Err()
+}
+
+// unescapeMount decodes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isMountPoint(path string) bool {
+	mps, _ := mounts()
+	for _, m := range mps {
+		if m == path {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterMount: a mount the cluster made. The state directory holds
+// containerd's and the kubelet's (rootfs overlays, sandbox /dev/shm, volume
+// tmpfs); /run/netns holds the node's and the pods' namespaces (containerd
+// names pods' cni-<uuid>); /run/containerd holds what containerd puts
+// outside its configured directories.
+func clusterMount(c config, m string) bool {
+	under := func(dir string) bool { return m == dir || strings.HasPrefix(m, dir+"/") }
+	if under(c.dir) || under("/run/containerd") {
+		return true
+	}
+	if strings.HasPrefix(m, netnsDir+"/") {
+		base := filepath.Base(m)
+		return base == nodeNetns || strings.HasPrefix(base, "cni-")
+	}
+	return false
+}
+
+// unmountAll unmounts every mount of the cluster, deepest first, until none
+// is left (mounts stack); lazily, so that a busy one still goes.
+func unmountAll(c config) error {
+	for range 10 {
+		mps, err := mounts()
+		if err != nil {
+			return err
+		}
+		var ours []string
+		for _, m := range mps {
+			if clusterMount(c, m) {
+				ours = append(ours, m)
+			}
+		}
+		if len(ours) == 0 {
+			return nil
+		}
+		sort.Slice(ours, func(i, j int) bool { return len(ours[i]) > len(ours[j]) })
+		for _, m := range ours {
+			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				return fmt.Errorf("unmount %s: %w", m, err)
+			}
+		}
+	}
+	return errors.New("mounts keep coming back under the state directory or /run/netns; is a component still running?")
+}
+
+// clusterNetns lists the named network namespaces of the cluster: the node's
+// and the pods' (cni-*, which only the cluster's containerd makes here).
+func clusterNetns() []string {
+	var names []string
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if e.Name() == nodeNetns || strings.HasPrefix(e.Name(), "cni-") {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}

@@ -139,7 +139,7 @@ dev: envtest build ## Run the whole service locally until Ctrl-C (state in DEV_D
 # background; KUBECONFIG=$(CLUSTER_DIR)/kubeconfig. Needs root.
 CLUSTER_DIR ?= .cluster
 CLUSTER_BIN ?= $(CURDIR)/bin/cluster
-CLUSTER = $(CLUSTER_BIN)/cluster -dir $(CLUSTER_DIR) -assets $(ENVTEST_ASSETS) -bin $(CLUSTER_BIN)
+CLUSTER_FLAGS = -dir $(CLUSTER_DIR) -assets $(ENVTEST_ASSETS) -bin $(CLUSTER_BIN)
 IMAGES ?=
 
 .PHONY: cluster-build
@@ -148,20 +148,20 @@ cluster-build: envtest ## Build the cluster's binaries from source into CLUSTER_
 
 .PHONY: cluster
 cluster: cluster-build ## Start the one-node cluster in the background (state and kubeconfig in CLUSTER_DIR).
-	$(CLUSTER) up
+	$(CLUSTER_BIN)/cluster up $(CLUSTER_FLAGS)
 
 .PHONY: cluster-down
 cluster-down: ## Stop the cluster: no process, mount or network namespace of it is left.
 	@test -x $(CLUSTER_BIN)/cluster || go build -o $(CLUSTER_BIN)/cluster ./hack/cluster
-	$(CLUSTER) down
+	$(CLUSTER_BIN)/cluster down $(CLUSTER_FLAGS)
 
 .PHONY: cluster-load
 cluster-load: ## Import OCI image archives into the cluster's containerd (IMAGES="a.oci.tar b.oci.tar").
-	$(CLUSTER) load $(IMAGES)
+	$(CLUSTER_BIN)/cluster load $(CLUSTER_FLAGS) $(IMAGES)
 
 .PHONY: cluster-status
 cluster-status: ## Say which of the cluster's components run.
-	$(CLUSTER) status
+	$(CLUSTER_BIN)/cluster status $(CLUSTER_FLAGS)
 
 .PHONY: cluster-smoke
 cluster-smoke: ## Check the running cluster: a hardened pod, Service DNS, a NetworkPolicy, port-forward (fails when it is not up).

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,7 +51,7 @@ func prerequisites(c config) error {
 	return nil
 }
 
-func up(c config, timeout time.Duration) error {
+func up(c config, timeout time.Duration, keep bool) error {
 	t0 := time.Now()
 	if err := prerequisites(c); err != nil {
 		return err
@@ -109,9 +111,12 @@ func up(c config, timeout time.Duration) error {
 	// From here on a failure stops what started.
 	started := false
 	defer func() {
-		if !started {
+		if !started && keep {
+			logf("start failed; -keep leaves it running: look, then cluster down")
+		}
+		if !started && !keep {
 			logf("start failed; stopping what runs (logs stay in %s/logs)", c.dir)
-			if err := stopAll(c); err != nil {
+			if err := down(c); err != nil {
 				logf("stopping: %v", err)
 			}
 		}
@@ -159,10 +164,23 @@ func up(c config, timeout time.Duration) error {
 	if err := kubectlApply(c, addons()); err != nil {
 		return err
 	}
-	for _, name := range nodeParts[1:] {
+	for _, name := range []string{"kubelet", "kube-proxy"} {
 		if err := start(c, name, args[name]...); err != nil {
 			return err
 		}
+	}
+	// kube-router reads its node at start and gives up when it is missing.
+	if err := waitFor(ctx, "node "+nodeName+" registered", func() error {
+		if err := alive(c, "kubelet"); err != nil {
+			return err
+		}
+		_, err := kubectl(c, "get", "node", nodeName)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := start(c, "kube-router", args["kube-router"]...); err != nil {
+		return err
 	}
 	if err := waitFor(ctx, "node "+nodeName+" Ready", func() error {
 		for _, name := range append(append([]string{}, controlPlane...), nodeParts...) {
@@ -465,7 +483,8 @@ func down(c config) error {
 	// The host's end of the veth pair went with the node's namespace; a
 	// crashed run may have left it.
 	if _, err := os.Stat("/sys/class/net/" + hostVeth); err == nil {
-		if err := run("ip", "link", "del", hostVeth); err != nil {
+		// The kernel removes it asynchronously once the namespace is gone.
+		if err := run("ip", "link", "del", hostVeth); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
 			errs = append(errs, err)
 		}
 	}
@@ -481,19 +500,17 @@ func down(c config) error {
 	if err := removeCgroups(); err != nil {
 		errs = append(errs, err)
 	}
-	// containerd 1.6's shims keep their sockets and runc its state under
-	// /run/containerd whatever the configuration says; nothing else runs a
-	// containerd here.
-	if !containerdRunning() {
-		if err := os.RemoveAll("/run/containerd"); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// libcni caches each attachment's result.
-	if matches, _ := filepath.Glob("/var/lib/cni/results/" + cniNetwork + "-*"); len(matches) > 0 {
+	// libcni caches each attachment's result (the pod network's and the
+	// loopback's), named for the network, the sandbox and the interface.
+	sandboxes, _ := os.ReadDir(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io"))
+	for _, sb := range sandboxes {
+		matches, _ := filepath.Glob("/var/lib/cni/results/*-" + sb.Name() + "-*")
 		for _, m := range matches {
 			_ = os.Remove(m)
 		}
+	}
+	if err := removeRunState(c); err != nil {
+		errs = append(errs, err)
 	}
 	for _, name := range append(append([]string{}, controlPlane...), nodeParts...) {
 		_ = os.Remove(filepath.Join(c.dir, "pids", name))
@@ -504,13 +521,31 @@ func down(c config) error {
 	return errors.Join(errs...)
 }
 
-func containerdRunning() bool {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err == nil && (filepath.Base(exe) == "containerd" || strings.HasPrefix(filepath.Base(exe), "containerd-shim")) {
-			return true
+// removeRunState removes what containerd 1.6 keeps under /run/containerd
+// whatever its configuration says, for this cluster's containers only
+// (another containerd on the machine may use the directory): runc's state
+// (/run/containerd/runc/k8s.io/<id>) and the shims' sockets
+// (/run/containerd/s/<sha256 of socket/namespace/id>, as its shim package
+// names them).
+func removeRunState(c config) error {
+	sock := filepath.Join(c.dir, "containerd/containerd.sock")
+	tasks, _ := os.ReadDir(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io"))
+	var errs []error
+	for _, t := range tasks {
+		id := t.Name()
+		sum := sha256.Sum256([]byte(filepath.Join(sock, "k8s.io", id)))
+		for _, p := range []string{
+			filepath.Join("/run/containerd/runc/k8s.io", id),
+			filepath.Join("/run/containerd/s", hex.EncodeToString(sum[:])),
+		} {
+			if err := os.RemoveAll(p); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	return false
+	// The directories themselves, when nothing else is in them.
+	for _, d := range []string{"/run/containerd/runc/k8s.io", "/run/containerd/runc", "/run/containerd/s", "/run/containerd"} {
+		_ = syscall.Rmdir(d)
+	}
+	return errors.Join(errs...)
 }

@@ -31,6 +31,11 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
   sandbox_image = %[5]q
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+  # Negative OOM score adjustments (the sandbox's -998, a Guaranteed pod's
+  # -997) need CAP_SYS_RESOURCE, which this machine's bounding set lacks:
+  # runc's init then fails with "can't get final child's PID from pipe".
+  # Clamp them to containerd's own score instead.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"

@@ -68,6 +68,7 @@ func main() {
 	fs.StringVar(&c.assets, "assets", "bin/k8s/1.37.1-linux-amd64", "directory of kube-apiserver, etcd and kubectl")
 	fs.StringVar(&c.bin, "bin", "bin/cluster", "directory of the cluster's binaries")
 	timeout := fs.Duration("timeout", 5*time.Minute, "up: how long to wait for the node and DNS")
+	keep := fs.Bool("keep", false, "up: leave what started running when the start fails (to look at it; cluster down stops it)")
 	var imgOpts imageOptions
 	if cmd == "image" {
 		fs.StringVar(&imgOpts.out, "o", "", "image: the archive to write")
@@ -88,7 +89,7 @@ func main() {
 	var err error
 	switch cmd {
 	case "up":
-		err = up(c, *timeout)
+		err = up(c, *timeout, *keep)
 	case "down":
 		err = down(c)
 	case "load":

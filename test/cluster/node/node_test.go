@@ -196,6 +196,15 @@ func TestNode(t *testing.T) {
 	c := setup(t)
 	c.apply(pods)
 	c.must("-n", c.ns, "wait", "--for=condition=Ready", "pod/web", "pod/client", "--timeout=120s")
+	// kube-proxy programs the new Service within a few seconds of its
+	// endpoint becoming ready.
+	c.eventually("the client reaches the web Service", func() error {
+		out, err := c.get("http://web/")
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
 
 	t.Run("hardened pod", func(t *testing.T) {
 		out, err := c.get("http://web/check")
@@ -243,6 +252,9 @@ func TestNode(t *testing.T) {
 
 	t.Run("network policy", func(t *testing.T) {
 		webIP := strings.TrimSpace(c.must("-n", c.ns, "get", "pod", "web", "-o", "jsonpath={.status.podIP}"))
+		if out, err := c.get("http://" + webIP + ":8080/"); err != nil {
+			t.Fatalf("before any policy, GET the web pod's address: %v: %s", err, out)
+		}
 		// Ingress to web only from pods labelled role=friend: the client is
 		// cut off, by Service and by pod address.
 		c.apply(`

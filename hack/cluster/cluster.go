@@ -261,7 +261,11 @@ func waitAPI(ctx context.Context, c config, pk *pki) error {
 				return err
 			}
 		}
-		resp, err := client.Get(url)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
@@ -291,7 +295,7 @@ func waitFor(ctx context.Context, what string, check func() error) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
+			return fmt.Errorf("waiting for %s: %w (last: %w)", what, ctx.Err(), last)
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -353,7 +357,9 @@ func load(c config, archives []string) error {
 		}
 		logf("loaded %s in %.1fs", a, time.Since(s).Seconds())
 	}
-	out, err := exec.Command("ctr", "--address", filepath.Join(c.dir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "ls", "-q").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ctr", "--address", filepath.Join(c.dir, "containerd/containerd.sock"), "-n", "k8s.io", "images", "ls", "-q").Output()
 	if err != nil {
 		return fmt.Errorf("ctr images ls: %w", err)
 	}

@@ -127,6 +127,7 @@ metricsBindAddress: 127.0.0.1:10249
 mode: iptables
 clusterCIDR: %s
 detectLocalMode: ClusterCIDR
+nodePortAddresses: [primary]
 iptables:
   localhostNodePorts: false
 # The node's network namespace is not the init one: leave the conntrack

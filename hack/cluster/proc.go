@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -29,7 +30,8 @@ func start(c config, name string, argv ...string) error {
 	}
 	defer func() { _ = logFile.Close() }()
 	args := append([]string{"--net=" + netnsPath(nodeNetns), "--"}, argv...)
-	cmd := exec.Command("nsenter", args...)
+	// Not bound to a context: the component outlives this process.
+	cmd := exec.CommandContext(context.Background(), "nsenter", args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -119,20 +121,25 @@ func processesIn(inodes map[uint64]bool) []int {
 func cgroupProcesses() []int {
 	seen := map[int]bool{}
 	var pids []int
+	// A directory that goes while we read (a pod ending) is skipped.
+	var walk func(dir string)
+	walk = func(dir string) {
+		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		for f := range strings.FieldsSeq(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+				seen[pid] = true
+				pids = append(pids, pid)
+			}
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() {
+				walk(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
 	for _, root := range kubepodsCgroups() {
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
-				return nil
-			}
-			b, _ := os.ReadFile(path)
-			for f := range strings.FieldsSeq(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
-					seen[pid] = true
-					pids = append(pids, pid)
-				}
-			}
-			return nil
-		})
+		walk(root)
 	}
 	return pids
 }

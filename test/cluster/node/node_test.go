@@ -201,7 +201,7 @@ func TestNode(t *testing.T) {
 	c.eventually("the client reaches the web Service", func() error {
 		out, err := c.get("http://web/")
 		if err != nil {
-			return fmt.Errorf("%v: %s", err, out)
+			return fmt.Errorf("%w: %s", err, out)
 		}
 		return nil
 	})
@@ -283,7 +283,7 @@ spec:
 		c.eventually("a friend reaches web", func() error {
 			out, err := c.get("http://web/")
 			if err != nil {
-				return fmt.Errorf("%v: %s", err, out)
+				return fmt.Errorf("%w: %s", err, out)
 			}
 			return nil
 		})
@@ -298,7 +298,7 @@ spec:
 		c.eventually("web answers once the policy is gone", func() error {
 			out, err := c.get("http://web/")
 			if err != nil {
-				return fmt.Errorf("%v: %s", err, out)
+				return fmt.Errorf("%w: %s", err, out)
 			}
 			return nil
 		})

@@ -521,6 +521,14 @@ func down(c config) error {
 	for _, name := range append(append([]string{}, controlPlane...), nodeParts...) {
 		_ = os.Remove(filepath.Join(c.dir, "pids", name))
 	}
+	// Without the veth pair the node's address is no longer on this machine,
+	// and the host would route a kubectl call to it out of the machine:
+	// the kubeconfigs go with the cluster.
+	for _, p := range []string{kubeconfigPath(c), filepath.Join(c.dir, "kubeconfigs")} {
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if len(errs) == 0 {
 		logf("down: no process, mount or network namespace of the cluster is left")
 	}

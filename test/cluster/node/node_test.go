@@ -44,6 +44,11 @@ func setup(t *testing.T) *cluster {
 	if _, err := os.Stat(kc); err != nil {
 		t.Fatalf("the cluster's kubeconfig: %v (is the cluster up? make cluster)", err)
 	}
+	// The API server's address is on the node's side of the veth pair; with
+	// the pair gone the host would route it out of the machine: no call.
+	if _, err := os.Stat("/sys/class/net/bf-host"); err != nil {
+		t.Fatalf("the cluster is not up: no link bf-host to its node (make cluster)")
+	}
 	bin := os.Getenv("KUBECTL")
 	if bin == "" {
 		bin = "kubectl"

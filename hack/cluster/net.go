@@ -54,6 +54,11 @@ func setupNetwork(c config) error {
 		// kube-proxy's ClusterIPs are DNATed only; a pod reaching its own
 		// Service is masqueraded by kube-proxy.
 		{"nsenter", "--net=" + netnsPath(nodeNetns), "--", "sysctl", "-qw", "net.ipv4.conf.all.route_localnet=1"},
+		// The host's end of the veth pair is the one address outside the
+		// node that the node routes to: pods do not reach it (dropped before
+		// routing, in a table kube-proxy and kube-router leave alone).
+		{"nsenter", "--net=" + netnsPath(nodeNetns), "--", "iptables", "-w", "5", "-t", "raw", "-A", "PREROUTING",
+			"-s", podCIDR, "-d", hostIP + "/32", "-m", "comment", "--comment", "bf-cluster: pods never reach the host", "-j", "DROP"},
 	}
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {

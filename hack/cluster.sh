@@ -14,8 +14,12 @@ mkdir -p "$out"
 
 grep -qE "k8s.io/kubernetes v${k8s_version//./\\.}( |$)" "$root/hack/cluster/kube/go.mod" ||
   { echo "hack/cluster/kube/go.mod does not pin k8s.io/kubernetes v$k8s_version" >&2; exit 1; }
-coredns_version=$(awk '$1 == "github.com/coredns/coredns" { print $2 }' "$root/hack/cluster/coredns/go.mod")
-router_version=$(awk '$1 == "github.com/cloudnativelabs/kube-router/v2" { print $2 }' "$root/hack/cluster/kuberouter/go.mod")
+# The version a go.mod requires of a module (in a require block or line).
+required() { awk -v m="$1" '{ for (i = 1; i < NF; i++) if ($i == m && $(i+1) ~ /^v/) { print $(i+1); exit } }' "$2"; }
+coredns_version=$(required github.com/coredns/coredns "$root/hack/cluster/coredns/go.mod")
+router_version=$(required github.com/cloudnativelabs/kube-router/v2 "$root/hack/cluster/kuberouter/go.mod")
+[[ -n "$coredns_version" && -n "$router_version" ]] ||
+  { echo "hack/cluster/{coredns,kuberouter}/go.mod: no required version of CoreDNS or kube-router" >&2; exit 1; }
 
 minor=${k8s_version#*.}; minor=${minor%%.*}
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -51,7 +55,8 @@ else
     CGO_ENABLED=0 timed go build -ldflags "-s -w" -o "$out/coredns" github.com/coredns/coredns)
 fi
 
-if [[ "$(version_of "$out/kube-router" --version)" == *"${router_version}"* ]]; then
+# kube-router reports its version on stderr.
+if [[ "$("$out/kube-router" --version 2>&1 || true)" == *" version ${router_version},"* ]]; then
   echo "cluster-build: kube-router $router_version present in $out"
 else
   echo "cluster-build: building kube-router $router_version from source"

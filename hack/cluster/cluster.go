@@ -518,6 +518,9 @@ func down(c config) error {
 	if err := removeRunState(c); err != nil {
 		errs = append(errs, err)
 	}
+	if err := removeKubeletLeftovers(c); err != nil {
+		errs = append(errs, err)
+	}
 	for _, name := range append(append([]string{}, controlPlane...), nodeParts...) {
 		_ = os.Remove(filepath.Join(c.dir, "pids", name))
 	}
@@ -562,4 +565,49 @@ func removeRunState(c config) error {
 		_ = syscall.Rmdir(d)
 	}
 	return errors.Join(errs...)
+}
+
+// removeKubeletLeftovers removes what the kubelet puts at fixed paths,
+// whatever its root directory: the links to its containers' logs in
+// /var/log/containers (those into this cluster's state directory) and its
+// device plugin socket under /var/lib/kubelet; each directory goes when
+// nothing else is left in it.
+func removeKubeletLeftovers(c config) error {
+	var errs []error
+	links, _ := os.ReadDir("/var/log/containers")
+	for _, l := range links {
+		p := filepath.Join("/var/log/containers", l.Name())
+		if target, err := os.Readlink(p); err == nil && strings.HasPrefix(target, c.dir+"/") {
+			if err := os.Remove(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	_ = syscall.Rmdir("/var/log/containers")
+	if !kubeletRunning() {
+		for _, p := range []string{
+			"/var/lib/kubelet/device-plugins/kubelet.sock",
+			"/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint",
+		} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+		_ = syscall.Rmdir("/var/lib/kubelet/device-plugins")
+		_ = syscall.Rmdir("/var/lib/kubelet")
+	}
+	return errors.Join(errs...)
+}
+
+// kubeletRunning: another kubelet runs on this machine (then its device
+// plugin socket is its own).
+func kubeletRunning() bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && filepath.Base(exe) == "kubelet" {
+			return true
+		}
+	}
+	return false
 }

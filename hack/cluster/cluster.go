@@ -404,7 +404,7 @@ func stopAll(c config) error {
 	stopPids(agents, 5*time.Second)
 
 	inodes := map[uint64]bool{}
-	for _, ns := range clusterNetns() {
+	for _, ns := range clusterNetns(c) {
 		if ino := netnsInode(netnsPath(ns)); ino != 0 {
 			inodes[ino] = true
 		}
@@ -424,7 +424,12 @@ func stopAll(c config) error {
 			podNS[ino] = true
 		}
 	}
-	containers = append(processesIn(podNS), cgroupProcesses()...)
+	// The kubelet's cgroups are this cluster's unless another kubelet runs.
+	otherKubelet := kubeletRunning()
+	containers = processesIn(podNS)
+	if !otherKubelet {
+		containers = append(containers, cgroupProcesses()...)
+	}
 	stopPids(containers, 3*time.Second)
 	for _, name := range []string{"containerd", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
 		if pid, err := readPid(c, name); err == nil && running(pid) {
@@ -434,8 +439,10 @@ func stopAll(c config) error {
 	// Whatever is left: shims, and anything a crashed run left behind.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		left := append(processesIn(inodes), cgroupProcesses()...)
-		left = append(left, shims(c)...)
+		left := append(processesIn(inodes), shims(c)...)
+		if !otherKubelet {
+			left = append(left, cgroupProcesses()...)
+		}
 		if len(left) == 0 {
 			return nil
 		}
@@ -480,7 +487,7 @@ func down(c config) error {
 	if err := unmountAll(c); err != nil {
 		errs = append(errs, err)
 	}
-	for _, ns := range clusterNetns() {
+	for _, ns := range clusterNetns(c) {
 		// unmountAll has unmounted it; what is left is the file.
 		if err := os.Remove(netnsPath(ns)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove network namespace %s: %w", ns, err))
@@ -496,15 +503,20 @@ func down(c config) error {
 	}
 	marker := filepath.Join(c.dir, "netns-mount-created")
 	if _, err := os.Stat(marker); err == nil {
-		if entries, _ := os.ReadDir(netnsDir); len(entries) == 0 && isMountPoint(netnsDir) {
-			if err := syscall.Unmount(netnsDir, syscall.MNT_DETACH); err != nil {
-				errs = append(errs, fmt.Errorf("unmount %s: %w", netnsDir, err))
+		// Another's namespace keeps it (and the marker, for the next down).
+		if entries, _ := os.ReadDir(netnsDir); len(entries) == 0 {
+			if isMountPoint(netnsDir) {
+				if err := syscall.Unmount(netnsDir, syscall.MNT_DETACH); err != nil {
+					errs = append(errs, fmt.Errorf("unmount %s: %w", netnsDir, err))
+				}
 			}
+			_ = os.Remove(marker)
 		}
-		_ = os.Remove(marker)
 	}
-	if err := removeCgroups(); err != nil {
-		errs = append(errs, err)
+	if !kubeletRunning() {
+		if err := removeCgroups(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// libcni caches each attachment's result (the pod network's and the
 	// loopback's), named for the network, the sandbox and the interface.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -118,19 +119,12 @@ func isMountPoint(path string) bool {
 
 // clusterMount: a mount the cluster made. The state directory holds
 // containerd's and the kubelet's (rootfs overlays, sandbox /dev/shm, volume
-// tmpfs); /run/netns holds the node's and the pods' namespaces (containerd
-// names pods' cni-<uuid>); /run/containerd holds what containerd puts
-// outside its configured directories.
-func clusterMount(c config, m string) bool {
-	under := func(dir string) bool { return m == dir || strings.HasPrefix(m, dir+"/") }
-	if under(c.dir) || under("/run/containerd") {
+// tmpfs); /run/netns holds the node's namespace and the pods' (netns).
+func clusterMount(c config, netns map[string]bool, m string) bool {
+	if m == c.dir || strings.HasPrefix(m, c.dir+"/") {
 		return true
 	}
-	if strings.HasPrefix(m, netnsDir+"/") {
-		base := filepath.Base(m)
-		return base == nodeNetns || strings.HasPrefix(base, "cni-")
-	}
-	return false
+	return filepath.Dir(m) == netnsDir && netns[filepath.Base(m)]
 }
 
 // unmountAll unmounts every mount of the cluster, deepest first, until none
@@ -141,9 +135,13 @@ func unmountAll(c config) error {
 		if err != nil {
 			return err
 		}
+		netns := map[string]bool{}
+		for _, ns := range clusterNetns(c) {
+			netns[ns] = true
+		}
 		var ours []string
 		for _, m := range mps {
-			if clusterMount(c, m) {
+			if clusterMount(c, netns, m) {
 				ours = append(ours, m)
 			}
 		}
@@ -160,14 +158,41 @@ func unmountAll(c config) error {
 	return errors.New("mounts keep coming back under the state directory or /run/netns; is a component still running?")
 }
 
-// clusterNetns lists the named network namespaces of the cluster: the node's
-// and the pods' (cni-*, which only the cluster's containerd makes here).
-func clusterNetns() []string {
+// clusterNetns lists the named network namespaces of the cluster: the
+// node's, and the pods' that containerd made (/run/netns/cni-<uuid>, next to
+// those of any other containerd on the machine), which the OCI specs of this
+// cluster's containers name.
+func clusterNetns(c config) []string {
 	var names []string
-	entries, _ := os.ReadDir(netnsDir)
-	for _, e := range entries {
-		if e.Name() == nodeNetns || strings.HasPrefix(e.Name(), "cni-") {
-			names = append(names, e.Name())
+	if netnsInode(netnsPath(nodeNetns)) != 0 {
+		names = append(names, nodeNetns)
+	}
+	seen := map[string]bool{}
+	bundles, _ := os.ReadDir(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io"))
+	for _, b := range bundles {
+		data, err := os.ReadFile(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io", b.Name(), "config.json"))
+		if err != nil {
+			continue
+		}
+		var spec struct {
+			Linux struct {
+				Namespaces []struct {
+					Type string `json:"type"`
+					Path string `json:"path"`
+				} `json:"namespaces"`
+			} `json:"linux"`
+		}
+		if json.Unmarshal(data, &spec) != nil {
+			continue
+		}
+		for _, ns := range spec.Linux.Namespaces {
+			// A pod's netns (a sandbox's; its containers name the same).
+			dir, name := filepath.Dir(filepath.Clean(ns.Path)), filepath.Base(ns.Path)
+			if ns.Type != "network" || (dir != netnsDir && dir != "/var/run/netns") || !strings.HasPrefix(name, "cni-") || seen[name] {
+				continue
+			}
+			seen[name] = true
+			names = append(names, name)
 		}
 	}
 	return names

@@ -283,6 +283,12 @@ spec:
 				return nil
 			})
 		}
+		// The kubelet's probes come from the node, which the policy does
+		// not cut off: web stays Ready (its probe fails after 3 periods of 1s).
+		time.Sleep(4 * time.Second)
+		if ready := c.must("-n", c.ns, "get", "pod", "web", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`); ready != "True" {
+			t.Errorf("under the policy, web's Ready condition is %q: the kubelet's probe is blocked", ready)
+		}
 		// Not a broken network: the client, made a friend, is let in again.
 		c.must("-n", c.ns, "label", "pod", "client", "role=friend")
 		c.eventually("a friend reaches web", func() error {

@@ -181,12 +181,15 @@ type stealthConn struct {
 	script string
 	ua     *emulation.SetUserAgentOverrideParams
 
+	// tab is the runner's tab; tabReady is closed once it is prepared.
+	tab      target.ID
+	tabReady chan struct{}
+	tabOnce  sync.Once
+
 	mu      sync.Mutex
 	next    int64
 	pending map[int64]chan *cdproto.Message
 	err     error
-	// prepared is closed for each target once it is prepared.
-	prepared map[target.ID]chan struct{}
 }
 
 // dialStealth opens the stealth connection to the browser at endpoint and
@@ -198,10 +201,9 @@ func dialStealth(ctx context.Context, endpoint string, tab target.ID, script str
 	if err != nil {
 		return nil, fmt.Errorf("advancedStealth: connecting to the browser: %w", err)
 	}
-	sc := &stealthConn{conn: conn, log: log, script: script, ua: ua,
-		pending: map[int64]chan *cdproto.Message{}, prepared: map[target.ID]chan struct{}{}}
+	sc := &stealthConn{conn: conn, log: log, script: script, ua: ua, tab: tab, tabReady: make(chan struct{}),
+		pending: map[int64]chan *cdproto.Message{}}
 	go sc.read()
-	ready := sc.preparedChan(tab)
 	// The browser's existing tabs are attached too (not held: they run
 	// already), the runner's among them.
 	if err := sc.call(ctx, "", target.CommandSetAutoAttach, target.SetAutoAttach(true, true).WithFlatten(true)); err != nil {
@@ -209,7 +211,7 @@ func dialStealth(ctx context.Context, endpoint string, tab target.ID, script str
 		return nil, fmt.Errorf("advancedStealth: %w", err)
 	}
 	select {
-	case <-ready:
+	case <-sc.tabReady:
 		return sc, nil
 	case <-ctx.Done():
 		sc.close()
@@ -219,17 +221,6 @@ func dialStealth(ctx context.Context, endpoint string, tab target.ID, script str
 
 // close ends the connection; Chrome detaches its sessions with it.
 func (sc *stealthConn) close() { _ = sc.conn.Close() }
-
-func (sc *stealthConn) preparedChan(id target.ID) chan struct{} {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	ch := sc.prepared[id]
-	if ch == nil {
-		ch = make(chan struct{})
-		sc.prepared[id] = ch
-	}
-	return ch
-}
 
 // read hands answers to their callers and prepares each target Chrome
 // attaches, until the connection ends.
@@ -353,17 +344,7 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 	if err := sc.call(ctx, sid, runtime.CommandRunIfWaitingForDebugger, runtime.RunIfWaitingForDebugger()); err != nil {
 		sc.log.Debug("advancedStealth: letting a target run", "target", info.TargetID, "err", err)
 	}
-	sc.markPrepared(info.TargetID)
-}
-
-// markPrepared closes the target's prepared channel, once.
-func (sc *stealthConn) markPrepared(id target.ID) {
-	ch := sc.preparedChan(id)
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	select {
-	case <-ch:
-	default:
-		close(ch)
+	if info.TargetID == sc.tab {
+		sc.tabOnce.Do(func() { close(sc.tabReady) })
 	}
 }

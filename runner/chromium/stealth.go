@@ -69,6 +69,9 @@ type stealthConfig struct {
 	Plugins       bool   `json:"plugins"`
 	Notifications bool   `json:"notifications"`
 	Chrome        bool   `json:"chrome"`
+	// Platform and Languages are navigator's in workers.
+	Platform  string   `json:"platform"`
+	Languages []string `json:"languages"`
 }
 
 // webglGPU is the unmasked WebGL vendor and renderer of a common GPU on the
@@ -100,6 +103,8 @@ func (s *settings) stealthSource() (string, error) {
 		Plugins:       s.profile.Device == deviceDesktop,
 		Notifications: s.headlessShell,
 		Chrome:        s.profile.OS != osIOS,
+		Platform:      s.profile.platform(),
+		Languages:     strings.Split(s.acceptLanguage(), ","),
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -339,6 +344,13 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 				sc.log.Warn("advancedStealth: a target was not prepared", "target", info.TargetID, "type", info.Type, "err", err)
 				break
 			}
+		}
+	}
+	if strings.HasSuffix(info.Type, "worker") {
+		// A worker waits before its first script: the patches go in
+		// first.
+		if err := sc.call(ctx, sid, runtime.CommandEvaluate, runtime.Evaluate(sc.script)); err != nil {
+			sc.log.Warn("advancedStealth: a worker was not prepared", "target", info.TargetID, "type", info.Type, "err", err)
 		}
 	}
 	if err := sc.call(ctx, sid, runtime.CommandRunIfWaitingForDebugger, runtime.RunIfWaitingForDebugger()); err != nil {

@@ -107,9 +107,10 @@
   // Notifications: the headless shell says "denied" while the Permissions
   // API says "prompt"; a desktop Chrome that never asked says "default".
   // Chrome denies notifications to cross-origin iframes, and says so.
+  const isWindow = typeof Window === 'function' && self instanceof Window;
   let crossOriginFrame = false;
   try {
-    crossOriginFrame = self.top !== self && self.top.location.origin !== self.location.origin;
+    crossOriginFrame = isWindow && self.top !== self && self.top.location.origin !== self.location.origin;
   } catch (_) {
     crossOriginFrame = true;
   }
@@ -124,6 +125,15 @@
       const v = call();
       return v === 'prompt' && self.name === 'notifications' ? 'denied' : v;
     });
+  }
+
+  // A worker's navigator: Chrome gives workers the user agent override
+  // but not its platform or languages.
+  if (!isWindow && self.WorkerNavigator && cfg.platform) {
+    const languages = Object.freeze(cfg.languages.slice());
+    patchGetter(WorkerNavigator.prototype, 'platform', (call, self) => (self === navigator ? cfg.platform : call()));
+    patchGetter(WorkerNavigator.prototype, 'language', (call, self) => (self === navigator ? languages[0] : call()));
+    patchGetter(WorkerNavigator.prototype, 'languages', (call, self) => (self === navigator ? languages : call()));
   }
 
   // The PDF viewer entries of a desktop Chrome, where the browser has none
@@ -195,7 +205,7 @@
   // window.chrome as Chromium has it on a web page: loadTimes, csi and
   // app (chrome.runtime exists only where an extension offers itself to
   // the page, so a plain Chrome has none).
-  if (cfg.chrome && self.window === self && !('chrome' in self)) {
+  if (cfg.chrome && isWindow && !('chrome' in self)) {
     const timing = () => performance.timing;
     const nav = () => performance.getEntriesByType('navigation')[0] || {};
     const loadTimes = mask((0, function () {

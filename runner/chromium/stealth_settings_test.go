@@ -61,7 +61,7 @@ func TestStealthSettings(t *testing.T) {
 			spec: cloud(&v1alpha1.BrowserSettings{OS: "windows", AdvancedStealth: ptr.To(true)}),
 			want: result{Stealth: true, BlinkFeatures: "AutomationControlled", AcceptLanguage: "en-US,en", ScriptHasConfig: true, ScriptConfig: &stealthConfig{
 				WebGLVendor: "Google Inc. (Intel)", WebGLRenderer: "ANGLE (Intel, Intel(R) UHD Graphics 630 (0x00003E92) Direct3D11 vs_5_0 ps_5_0, D3D11)",
-				Plugins: true, Notifications: true, Chrome: true,
+				Plugins: true, Notifications: true, Chrome: true, Platform: "Win32", Languages: []string{"en-US", "en"},
 			}},
 		},
 		{
@@ -70,7 +70,7 @@ func TestStealthSettings(t *testing.T) {
 				"--disable-blink-features=AutomationControlled"),
 			want: result{Stealth: true, BlinkFeatures: "AutomationControlled", AcceptLanguage: "de-DE,de", ScriptHasConfig: true, ScriptConfig: &stealthConfig{
 				WebGLVendor: "Google Inc. (Apple)", WebGLRenderer: "ANGLE (Apple, ANGLE Metal Renderer: Apple M1, Unspecified Version)",
-				Plugins: true, Notifications: true, Chrome: true,
+				Plugins: true, Notifications: true, Chrome: true, Platform: "MacIntel", Languages: []string{"de-DE", "de"},
 			}},
 		},
 		{
@@ -79,7 +79,7 @@ func TestStealthSettings(t *testing.T) {
 				Devices: []v1alpha1.FingerprintDevice{"mobile"}, OperatingSystems: []v1alpha1.FingerprintOS{"ios"},
 			}}),
 			want: result{Stealth: true, BlinkFeatures: "AutomationControlled", AcceptLanguage: "en-US,en", ScriptHasConfig: true, ScriptConfig: &stealthConfig{
-				WebGLVendor: "Apple Inc.", WebGLRenderer: "Apple GPU", Notifications: true,
+				WebGLVendor: "Apple Inc.", WebGLRenderer: "Apple GPU", Notifications: true, Platform: "iPhone", Languages: []string{"en-US", "en"},
 			}},
 		},
 		{

@@ -101,6 +101,11 @@ const tellsProbe = `(async () => {
   for (const f of [() => Function.prototype.toString.call({}), () => get(Navigator.prototype, 'plugins').call({}), () => get(Notification, 'permission').call({})]) {
     try { f(); } catch (e) { r.errorStacks.push(e.stack); }
   }
+  r.workerUserAgent = await new Promise((resolve) => {
+    const w = new Worker('/worker.js');
+    w.onmessage = (e) => resolve(e.data);
+    w.onerror = () => resolve('worker failed');
+  });
   await fetch('/report?where=' + encodeURIComponent(new URL(location.href).searchParams.get('where') || 'top'), {method: 'POST', body: JSON.stringify(r)});
 })();`
 
@@ -124,6 +129,7 @@ type tellsReport struct {
 	NotNative         []string `json:"notNative"`
 	Shape             []string `json:"shape"`
 	ErrorStacks       []string `json:"errorStacks"`
+	WorkerUserAgent   string   `json:"workerUserAgent"`
 }
 
 // desktopChrome is what a desktop Chrome on one OS shows.
@@ -182,6 +188,7 @@ func tells(r tellsReport, doc http.Header, want desktopChrome, cross bool) []str
 			return !strings.Contains(l, "http://") && !strings.HasSuffix(l, " (<anonymous>)")
 		}))
 	}
+	add("a worker's navigator: "+r.WorkerUserAgent, r.WorkerUserAgent == r.UserAgent+" "+r.Platform+" en-US,en")
 	add("User-Agent header", doc.Get("User-Agent") == r.UserAgent && !strings.Contains(r.UserAgent, "Headless"))
 	add("Sec-CH-UA header", strings.Contains(doc.Get("Sec-CH-UA"), `"Google Chrome"`) && !strings.Contains(doc.Get("Sec-CH-UA"), "Headless"))
 	add("Sec-CH-UA-Platform header", doc.Get("Sec-CH-UA-Platform") == `"`+want.uaPlatform+`"`)
@@ -214,6 +221,9 @@ func (s *tellsSite) handler(t *testing.T, cross func() string) http.Handler {
 			s.doc(where, r)
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprintf(w, `<!doctype html><title>%s</title><script>%s</script>`, where, tellsProbe)
+		case "/worker.js":
+			w.Header().Set("Content-Type", "text/javascript")
+			fmt.Fprint(w, `postMessage(navigator.userAgent + " " + navigator.platform + " " + navigator.languages.join(","))`)
 		case "/report":
 			body, _ := io.ReadAll(r.Body)
 			var rep tellsReport

@@ -47,7 +47,8 @@ import (
 //   - navigator.languages and Accept-Language: the locale's, en-US without
 //     one (the headless shell sends no Accept-Language at all);
 //   - navigator.plugins, mimeTypes and pdfViewerEnabled: a desktop
-//     Chrome's PDF viewer entries, where the browser has none;
+//     Chrome's PDF viewer entries, where the browser has none, and none
+//     for a phone or tablet;
 //   - WebGL's unmasked vendor and renderer: a GPU of the profile's OS, not
 //     SwiftShader;
 //   - Notification.permission consistent with the Permissions API;
@@ -98,8 +99,8 @@ func (s *settings) stealthSource() (string, error) {
 	cfg := stealthConfig{
 		WebGLVendor:   vendor,
 		WebGLRenderer: renderer,
-		// A phone's or tablet's Chrome has no plugins, and Chrome on iOS
-		// (WebKit) no window.chrome.
+		// A desktop Chrome has the PDF viewer's plugins, a phone's or
+		// tablet's none; Chrome on iOS (WebKit) has no window.chrome.
 		Plugins:       s.profile.Device == deviceDesktop,
 		Notifications: s.headlessShell,
 		Chrome:        s.profile.OS != osIOS,

@@ -137,8 +137,9 @@
   }
 
   // The PDF viewer entries of a desktop Chrome, where the browser has none
-  // (the headless shell has no PDF viewer).
-  if (cfg.plugins && self.navigator && navigator.plugins && navigator.plugins.length === 0 &&
+  // (the headless shell has no PDF viewer); none for a phone or tablet,
+  // where the browser has them (Chromium).
+  if (isWindow && navigator.plugins && (navigator.plugins.length === 0) === cfg.plugins &&
       self.Plugin && self.PluginArray && self.MimeType && self.MimeTypeArray) {
     const data = new WeakMap();
     const fake = (proto, d) => {
@@ -149,8 +150,8 @@
     const mimeTypes = [
       { type: 'application/pdf', suffixes: 'pdf', description: 'Portable Document Format' },
       { type: 'text/pdf', suffixes: 'pdf', description: 'Portable Document Format' },
-    ].map((m) => fake(MimeType.prototype, m));
-    const names = ['PDF Viewer', 'Chrome PDF Viewer', 'Chromium PDF Viewer', 'Microsoft Edge PDF Viewer', 'WebKit built-in PDF'];
+    ].filter(() => cfg.plugins).map((m) => fake(MimeType.prototype, m));
+    const names = cfg.plugins ? ['PDF Viewer', 'Chrome PDF Viewer', 'Chromium PDF Viewer', 'Microsoft Edge PDF Viewer', 'WebKit built-in PDF'] : [];
     const plugins = names.map((name) => fake(Plugin.prototype, {
       name, filename: 'internal-pdf-viewer', description: 'Portable Document Format', items: mimeTypes,
     }));
@@ -199,7 +200,7 @@
     }
     patchGetter(Navigator.prototype, 'plugins', (call, self) => (self === navigator ? pluginArray : call()));
     patchGetter(Navigator.prototype, 'mimeTypes', (call, self) => (self === navigator ? mimeTypeArray : call()));
-    patchGetter(Navigator.prototype, 'pdfViewerEnabled', (call, self) => (self === navigator ? true : call()));
+    patchGetter(Navigator.prototype, 'pdfViewerEnabled', (call, self) => (self === navigator ? cfg.plugins : call()));
   }
 
   // window.chrome as Chromium has it on a web page: loadTimes, csi and

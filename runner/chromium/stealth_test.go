@@ -17,6 +17,7 @@ limitations under the License.
 package chromium_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -25,11 +26,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 )
@@ -132,28 +135,31 @@ type tellsReport struct {
 	WorkerUserAgent   string   `json:"workerUserAgent"`
 }
 
-// desktopChrome is what a desktop Chrome on one OS shows.
-type desktopChrome struct {
+// realChrome is what a Chrome on one OS shows.
+type realChrome struct {
 	os         v1alpha1.OS
 	uaToken    string // in the User-Agent
 	platform   string // navigator.platform
 	uaPlatform string // navigator.userAgentData.platform
 	gpu        string // in the WebGL renderer
+	// phone: no PDF viewer plugins.
+	phone bool
 }
 
 var (
-	windowsChrome = desktopChrome{"windows", "(Windows NT 10.0; Win64; x64)", "Win32", "Windows", "Direct3D11"}
-	macChrome     = desktopChrome{"mac", "(Macintosh; Intel Mac OS X 10_15_7)", "MacIntel", "macOS", "Metal"}
-	linuxChrome   = desktopChrome{"linux", "(X11; Linux x86_64)", "Linux x86_64", "Linux", "OpenGL"}
+	windowsChrome = realChrome{"windows", "(Windows NT 10.0; Win64; x64)", "Win32", "Windows", "Direct3D11", false}
+	macChrome     = realChrome{"mac", "(Macintosh; Intel Mac OS X 10_15_7)", "MacIntel", "macOS", "Metal", false}
+	linuxChrome   = realChrome{"linux", "(X11; Linux x86_64)", "Linux x86_64", "Linux", "OpenGL", false}
+	androidChrome = realChrome{"mobile", "(Linux; Android 10; K)", "Linux armv81", "Android", "Adreno", true}
 )
 
 // pdfPlugins are a desktop Chrome's navigator.plugins.
 var pdfPlugins = []string{"PDF Viewer", "Chrome PDF Viewer", "Chromium PDF Viewer", "Microsoft Edge PDF Viewer", "WebKit built-in PDF"}
 
 // tells lists what in a frame's report, and in the request that loaded the
-// frame's document, differs from a desktop Chrome of want: each entry
+// frame's document, differs from the Chrome want: each entry
 // names the tell.
-func tells(r tellsReport, doc http.Header, want desktopChrome, cross bool) []string {
+func tells(r tellsReport, doc http.Header, want realChrome, cross bool) []string {
 	var out []string
 	add := func(tell string, ok bool) {
 		if !ok {
@@ -167,9 +173,13 @@ func tells(r tellsReport, doc http.Header, want desktopChrome, cross bool) []str
 	add("userAgentData.brands", slices.Contains(r.Brands, "Google Chrome") && !slices.ContainsFunc(r.Brands, func(b string) bool { return strings.Contains(b, "Headless") }))
 	add("userAgentData.platform", r.UAPlatform == want.uaPlatform)
 	add("navigator.languages", slices.Equal(r.Languages, []string{"en-US", "en"}))
-	add("navigator.plugins", slices.Equal(r.Plugins, pdfPlugins))
-	add("navigator.mimeTypes", slices.Equal(r.MimeTypes, []string{"application/pdf", "text/pdf"}))
-	add("navigator.pdfViewerEnabled", r.PDFViewerEnabled)
+	wantPlugins, wantMimeTypes := pdfPlugins, []string{"application/pdf", "text/pdf"}
+	if want.phone {
+		wantPlugins, wantMimeTypes = nil, nil
+	}
+	add("navigator.plugins", slices.Equal(r.Plugins, wantPlugins))
+	add("navigator.mimeTypes", slices.Equal(r.MimeTypes, wantMimeTypes))
+	add("navigator.pdfViewerEnabled", r.PDFViewerEnabled == !want.phone)
 	add("plugins' shape: "+strings.Join(r.Shape, "; "), len(r.Shape) == 0)
 	add("WebGL vendor and renderer", r.WebGLVendor != "" && strings.Contains(r.WebGLRenderer, want.gpu) &&
 		!strings.Contains(r.WebGLRenderer, "SwiftShader") && !strings.Contains(r.WebGLVendor, "(Google)"))
@@ -220,7 +230,7 @@ func (s *tellsSite) handler(t *testing.T, cross func() string) http.Handler {
 		case "/frame":
 			s.doc(where, r)
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprintf(w, `<!doctype html><title>%s</title><script>%s</script>`, where, tellsProbe)
+			fmt.Fprintf(w, `<!doctype html><title>%s</title><p>the %s frame</p><script>%s</script>`, where, where, tellsProbe)
 		case "/worker.js":
 			w.Header().Set("Content-Type", "text/javascript")
 			fmt.Fprint(w, `postMessage(navigator.userAgent + " " + navigator.platform + " " + navigator.languages.join(","))`)
@@ -257,20 +267,21 @@ var tellsFrames = []string{"top", "same-site", "cross-site", "new-tab"}
 // TestAdvancedStealth loads the tells page in real runner browsers, the
 // headless shell (the default of a headless session) and Chromium: with
 // advancedStealth, every frame (iframes of the same site and of another,
-// out-of-process one, and a tab the page opens) looks like a desktop
-// Chrome of the session's os; without it, the headless tells show.
+// out-of-process one, a tab the page opens, and a worker of each) looks
+// like a Chrome of the session's os; without it, the headless tells show.
 func TestAdvancedStealth(t *testing.T) {
 	tests := []struct {
 		name    string
 		shell   bool
 		stealth bool
-		want    desktopChrome
+		want    realChrome
 		// wantTells, without stealth: tells that must show, by frame.
 		wantTells map[string][]string
 	}{
 		{name: "headless shell, windows", shell: true, stealth: true, want: windowsChrome},
 		{name: "headless shell, mac", shell: true, stealth: true, want: macChrome},
 		{name: "chromium, linux", shell: false, stealth: true, want: linuxChrome},
+		{name: "chromium, android phone", shell: false, stealth: true, want: androidChrome},
 		{name: "headless shell without stealth", shell: true, want: linuxChrome, wantTells: map[string][]string{
 			"top":     {"navigator.webdriver", "navigator.plugins", "WebGL vendor and renderer", "Notification.permission and permissions.query", "window.chrome"},
 			"new-tab": {"navigator.webdriver", "navigator.userAgent", "userAgentData.brands", "User-Agent header"},
@@ -306,6 +317,21 @@ func TestAdvancedStealth(t *testing.T) {
 				}
 				return true
 			})
+			if tt.stealth {
+				// The engine still sees every frame, the held and
+				// prepared out-of-process one too.
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				p, err := browsertest.Tab(ctx, b).Automation()
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap, err := p.Capture(ctx, page.SnapshotOptions{})
+				if err != nil {
+					t.Fatalf("snapshot: %v", err)
+				}
+				runnertest.WantContains(t, "snapshot", snap.Tree, "the same-site frame", "the cross-site frame")
+			}
 			for _, f := range tellsFrames {
 				r, doc, _ := site.report(f)
 				got := tells(r, doc, tt.want, f == "cross-site")

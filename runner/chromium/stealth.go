@@ -187,10 +187,12 @@ type stealthConn struct {
 	script string
 	ua     *emulation.SetUserAgentOverrideParams
 
-	// tab is the runner's tab; tabReady is closed once it is prepared.
+	// tab is the runner's tab; tabReady is closed once it is prepared,
+	// with tabErr set when that failed.
 	tab      target.ID
 	tabReady chan struct{}
 	tabOnce  sync.Once
+	tabErr   error
 
 	mu      sync.Mutex
 	next    int64
@@ -218,6 +220,12 @@ func dialStealth(ctx context.Context, endpoint string, tab target.ID, script str
 	}
 	select {
 	case <-sc.tabReady:
+		if sc.tabErr != nil {
+			// The session asked for it: a start without it would
+			// accept the setting in silence.
+			sc.close()
+			return nil, fmt.Errorf("advancedStealth: preparing the runner's tab: %w", sc.tabErr)
+		}
 		return sc, nil
 	case <-ctx.Done():
 		sc.close()
@@ -328,6 +336,7 @@ func (sc *stealthConn) closedErr() error {
 func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 	ctx, cancel := context.WithTimeout(context.Background(), stealthTimeout)
 	defer cancel()
+	var failed error
 	if info.Type == "page" || info.Type == "iframe" {
 		steps := []struct {
 			method string
@@ -343,6 +352,7 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 		for _, st := range steps {
 			if err := sc.call(ctx, sid, st.method, st.params); err != nil {
 				sc.log.Warn("advancedStealth: a target was not prepared", "target", info.TargetID, "type", info.Type, "err", err)
+				failed = err
 				break
 			}
 		}
@@ -358,6 +368,9 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 		sc.log.Debug("advancedStealth: letting a target run", "target", info.TargetID, "err", err)
 	}
 	if info.TargetID == sc.tab {
-		sc.tabOnce.Do(func() { close(sc.tabReady) })
+		sc.tabOnce.Do(func() {
+			sc.tabErr = failed
+			close(sc.tabReady)
+		})
 	}
 }

@@ -53,12 +53,13 @@ import (
 //     SwiftShader;
 //   - Notification.permission consistent with the Permissions API;
 //   - window.chrome with loadTimes, csi and app, where the browser has
-//     none.
+//     none;
+//   - a worker's navigator.platform and languages: the profile's.
 //
 // The JavaScript patches are stealth.js. A DevTools connection of the
 // runner's own (stealthConn) adds them, and the profile's user agent, to
-// every page and out-of-process frame before it runs: Chrome holds each new
-// target until the runner lets it go.
+// every page, out-of-process frame and worker before it runs: Chrome holds
+// each new target until the runner lets it go.
 
 //go:embed stealth.js
 var stealthScript string
@@ -173,8 +174,8 @@ func (b *Browser) startStealth(ctx context.Context) error {
 // the stealth connection.
 const stealthTimeout = 10 * time.Second
 
-// stealthConn is the DevTools connection that prepares every page and
-// out-of-process frame of a session with advancedStealth. It sets Chrome
+// stealthConn is the DevTools connection that prepares every page,
+// out-of-process frame and worker of a session with advancedStealth. It sets Chrome
 // to attach it to each new target and hold the target until it is told to
 // go on (Target.setAutoAttach with waitForDebuggerOnStart, on the browser
 // for tabs and on each tab and frame for their out-of-process frames), so

@@ -60,7 +60,6 @@ func UnsupportedSettings(spec *BrowserSessionSpec) []UnsupportedSetting {
 			name string
 			set  bool
 		}{
-			{"advancedStealth", ptr.Deref(bs.AdvancedStealth, false)},
 			{"captchaImageSelector", bs.CaptchaImageSelector != ""},
 			{"captchaInputSelector", bs.CaptchaInputSelector != ""},
 			{"context", bs.Context != nil},

@@ -92,7 +92,7 @@ var settingClasses = map[string]struct {
 	"browser.launchOptions.connectTimeoutMs":                                {},
 	"browser.launchOptions.downloadsPath":                                   {},
 	"browser.launchOptions.acceptDownloads":                                 {},
-	"cloudSessionCreateParams.browserSettings.advancedStealth":              {flagged: "cloudSessionCreateParams.browserSettings.advancedStealth"},
+	"cloudSessionCreateParams.browserSettings.advancedStealth":              {},
 	"cloudSessionCreateParams.browserSettings.blockAds":                     {},
 	"cloudSessionCreateParams.browserSettings.captchaImageSelector":         {flagged: "cloudSessionCreateParams.browserSettings.captchaImageSelector"},
 	"cloudSessionCreateParams.browserSettings.captchaInputSelector":         {flagged: "cloudSessionCreateParams.browserSettings.captchaInputSelector"},

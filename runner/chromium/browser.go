@@ -67,7 +67,10 @@ type Browser struct {
 	downloads   string
 	devtoolsURL *url.URL
 	bridge      *headerBridge
-	version     string
+	// stealth prepares every page and frame with advancedStealth; nil
+	// without it.
+	stealth *stealthConn
+	version string
 	// tabs are the tabs besides the runner's own that operations named
 	// and the runner attached to (Target).
 	tabs tabs
@@ -126,6 +129,9 @@ func StartBrowser(ctx context.Context, cfg *config.Config, log *slog.Logger) (*B
 	}
 	if err == nil {
 		err = b.setup(startCtx)
+	}
+	if err == nil && b.settings.stealth {
+		err = b.startStealth(startCtx)
 	}
 	if err == nil {
 		if b.tab, err = page.Attach(b.ctx, b.pageOptions()...); err != nil {
@@ -247,6 +253,9 @@ func (b *Browser) teardown(ctx context.Context) error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if b.stealth != nil {
+		b.stealth.close()
 	}
 	if b.bridge != nil {
 		b.bridge.Close()

@@ -79,18 +79,8 @@ func (b *Browser) setup(ctx context.Context) error {
 func (b *Browser) emulate(ctx context.Context) error {
 	s := b.settings
 	p := s.profile
-	userAgent := p.userAgent(b.version)
-	if s.userAgent != "" {
-		userAgent = s.userAgent
-	}
-	ua := emulation.SetUserAgentOverride(userAgent).
-		WithPlatform(p.platform()).
-		WithUserAgentMetadata(p.metadata(b.version))
-	if s.locale != "" {
-		ua = ua.WithAcceptLanguage(acceptLanguage(s.locale))
-	}
 	actions := []chromedp.Action{
-		ua,
+		b.userAgentOverride(),
 		emulation.SetDeviceMetricsOverride(p.Viewport.Width, p.Viewport.Height, p.DeviceScaleFactor, p.Mobile).
 			WithScreenWidth(p.Screen.Width).
 			WithScreenHeight(p.Screen.Height),
@@ -108,6 +98,24 @@ func (b *Browser) emulate(ctx context.Context) error {
 		actions = append(actions, network.SetBlockedURLs().WithURLPatterns(block))
 	}
 	return chromedp.Run(ctx, actions...)
+}
+
+// userAgentOverride is the identity of the session's tabs: the profile's
+// user agent (or the session's --user-agent), platform and client hints.
+func (b *Browser) userAgentOverride() *emulation.SetUserAgentOverrideParams {
+	s := b.settings
+	p := s.profile
+	userAgent := p.userAgent(b.version)
+	if s.userAgent != "" {
+		userAgent = s.userAgent
+	}
+	ua := emulation.SetUserAgentOverride(userAgent).
+		WithPlatform(p.platform()).
+		WithUserAgentMetadata(p.metadata(b.version))
+	if al := s.acceptLanguage(); al != "" {
+		ua = ua.WithAcceptLanguage(al)
+	}
+	return ua
 }
 
 // setupDownloads lets downloads land in downloadsPath (a temporary

@@ -228,6 +228,7 @@ func (s *settings) launchFlags(proxyURL string) []flag {
 		// initialises it at start whether a page uses WebGL or not.
 		flags = append(flags, flag{"disable-gpu", true}, flag{"disable-software-rasterizer", true})
 	}
+	flags = append(flags, s.stealthFlags(flags)...)
 	flags = append(flags, withDisabledFeatures(flags, safetyDisabledFeatures))
 	return append(flags, safetyFlags(proxyURL)...)
 }

@@ -86,6 +86,8 @@ type settings struct {
 
 	ignoreHTTPSErrors bool
 	blockAds          bool
+	// stealth is browserSettings.advancedStealth: see stealth.go.
+	stealth bool
 
 	profile deviceProfile
 	// locale is a BCP 47 tag ("de-DE"), or empty for Chromium's default.
@@ -151,6 +153,7 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		downloadsExplicit:   lo.DownloadsPath != "" || lo.AcceptDownloads != nil,
 		ignoreHTTPSErrors:   ptr.Deref(lo.IgnoreHTTPSErrors, false),
 		blockAds:            ptr.Deref(bs.BlockAds, false),
+		stealth:             ptr.Deref(bs.AdvancedStealth, false),
 		siteIsolation:       !cfg.DisableSiteIsolation,
 		webgl:               !cfg.DisableWebGL,
 	}
@@ -243,6 +246,12 @@ func newSettings(cfg *config.Config) (*settings, error) {
 			headers[k] = v.Reveal()
 		}
 		s.attach = &attachSettings{url: cdpURL, headers: headers, connectTimeout: DefaultConnectTimeout}
+		if s.stealth {
+			// An attached browser is someone else's: the runner opens
+			// no connection to it of its own (stealth.go needs one).
+			s.stealth = false
+			s.notes = append(s.notes, "browserSettings.advancedStealth does not apply when attaching to cdpUrl")
+		}
 		if lo.ConnectTimeoutMs != nil && *lo.ConnectTimeoutMs > 0 {
 			s.attach.connectTimeout = time.Duration(*lo.ConnectTimeoutMs) * time.Millisecond
 		}

@@ -329,7 +329,11 @@ type CloudSessionCreateParams struct {
 	// +listType=atomic
 	Proxies []Proxy `json:"proxies,omitempty"`
 
-	// region is where the browser runs.
+	// region is where the browser runs: the manager keeps the runner on
+	// the region's nodes (its runner.regions table; by default nodes
+	// labelled topology.kubernetes.io/region=<region>). A region the
+	// operator does not accept, or that no node serves, fails the session
+	// before a pod is made.
 	// +optional
 	Region Region `json:"region,omitempty"`
 

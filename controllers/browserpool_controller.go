@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -40,7 +41,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
@@ -342,6 +345,11 @@ func (r *BrowserPoolReconciler) templateRefusal(ctx context.Context, pool *v1alp
 	if msg := executableRefusal(spec, r.Runner); msg != "" {
 		return "template: " + msg
 	}
+	if _, msg, err := regionRefusal(ctx, r.Client, r.APIReader, spec, r.Runner); err != nil {
+		return fmt.Sprintf("template: checking its region: %v", err)
+	} else if msg != "" {
+		return "template: " + msg
+	}
 	refused, err := refusedSecretRefs(ctx, r.Client, pool, sessionSecretRefs(spec))
 	if err != nil {
 		return fmt.Sprintf("template: checking its Secrets: %v", err)
@@ -518,6 +526,11 @@ func (r *BrowserPoolReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesMetadata(secretMetadata(), handler.EnqueueRequestsFromMapFunc(r.poolsOfNamespace)).
 		// A session that ends or goes makes room in its project's quota.
 		Watches(&v1alpha1.BrowserSession{}, handler.EnqueueRequestsFromMapFunc(r.limitedPools), builder.WithPredicates(freesQuota)).
+		// A node that comes, or is labelled, may serve a refused
+		// template's region. Its status updates, frequent, are not
+		// looked at.
+		WatchesMetadata(nodeMetadata(), handler.EnqueueRequestsFromMapFunc(r.refusedPools),
+			builder.WithPredicates(nodeLabelled)).
 		Named("browserpool").
 		Complete(r)
 }
@@ -536,6 +549,27 @@ func (r *BrowserPoolReconciler) poolsOfNamespace(ctx context.Context, o client.O
 	return r.poolsWithReason(ctx, o, v1alpha1.BrowserPoolReasonTemplateRefused)
 }
 
+// nodeLabelled passes a node that comes, or whose labels change.
+var nodeLabelled = predicate.Funcs{
+	CreateFunc: func(event.CreateEvent) bool { return true },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// refusedPools are the pools of every namespace whose template is
+// refused, for a node that may serve their region.
+func (r *BrowserPoolReconciler) refusedPools(ctx context.Context, _ client.Object) []reconcile.Request {
+	var pools v1alpha1.BrowserPoolList
+	if err := r.Client.List(ctx, &pools); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the pools")
+		return nil
+	}
+	return withReason(pools.Items, v1alpha1.BrowserPoolReasonTemplateRefused)
+}
+
 // limitedPools are the pools of o's namespace that the project's quota
 // holds below their replicas.
 func (r *BrowserPoolReconciler) limitedPools(ctx context.Context, o client.Object) []reconcile.Request {
@@ -548,9 +582,14 @@ func (r *BrowserPoolReconciler) poolsWithReason(ctx context.Context, o client.Ob
 		ctrl.LoggerFrom(ctx).Error(err, "listing the pools of a namespace", "namespace", o.GetNamespace())
 		return nil
 	}
+	return withReason(pools.Items, reason)
+}
+
+// withReason are the pools whose Ready condition has the reason.
+func withReason(pools []v1alpha1.BrowserPool, reason string) []reconcile.Request {
 	var reqs []reconcile.Request
-	for i := range pools.Items {
-		p := &pools.Items[i]
+	for i := range pools {
+		p := &pools[i]
 		if c := meta.FindStatusCondition(p.Status.Conditions, v1alpha1.BrowserPoolConditionReady); c != nil && c.Reason == reason {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)})
 		}

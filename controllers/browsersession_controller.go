@@ -103,6 +103,7 @@ type BrowserSessionReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 
 // Reconcile brings one BrowserSession's runner in line with its spec.
 func (r *BrowserSessionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -187,6 +188,14 @@ func (r *BrowserSessionReconciler) reconcileRunner(ctx context.Context, s *v1alp
 		if msg := executableRefusal(&s.Spec, r.Runner); msg != "" {
 			markFailed(s, v1alpha1.BrowserSessionReasonExecutableNotAllowed, msg, now)
 			return nil
+		}
+		// Before it waits for anything: a pod of a region no node serves
+		// would pend until the startup deadline, saying nothing clear.
+		if reason, msg, err := regionRefusal(ctx, r.Client, r.APIReader, &s.Spec, r.Runner); err != nil || reason != "" {
+			if reason != "" {
+				markFailed(s, reason, msg, now)
+			}
+			return err
 		}
 		if waiting, err := r.checkSecretRefs(ctx, s, now); err != nil || waiting {
 			return err

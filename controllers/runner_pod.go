@@ -69,6 +69,9 @@ type RunnerConfig struct {
 	NodeSelector     map[string]string
 	Tolerations      []corev1.Toleration
 	RuntimeClassName string
+	// Regions place the runner of a session that names a region on the
+	// region's nodes (region.go).
+	Regions RegionConfig
 	// ModelBaseURLs are the endpoints runners use, by provider, for a
 	// session whose model names none: a self-hosted OpenAI-compatible
 	// server (vLLM, Ollama, LiteLLM) or a proxy in place of the provider's
@@ -312,6 +315,7 @@ func buildRunnerPod(id runnerIdentity, cfg RunnerConfig) (*corev1.Pod, error) {
 			EnableServiceLinks:            ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To(cfg.TerminationGracePeriodSeconds),
 			NodeSelector:                  cfg.NodeSelector,
+			Affinity:                      regionAffinity(id.spec, cfg),
 			Tolerations:                   cfg.Tolerations,
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsNonRoot:   ptr.To(true),

@@ -76,6 +76,16 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("runner.egress.clusterCIDRs: %w", err)
 	}
+	regions := RegionConfig{NodeLabel: r.Regions.NodeLabel}
+	for _, name := range r.Regions.Accepted {
+		regions.Accepted = append(regions.Accepted, v1alpha1.Region(name))
+	}
+	for name, m := range r.Regions.Mappings {
+		if regions.Mappings == nil {
+			regions.Mappings = map[v1alpha1.Region]RegionMapping{}
+		}
+		regions.Mappings[v1alpha1.Region(name)] = RegionMapping{NodeLabel: m.NodeLabel, Value: m.Value}
+	}
 	runner := RunnerConfig{
 		Image:                         r.Image,
 		ImagePullPolicy:               r.ImagePullPolicy,
@@ -89,6 +99,7 @@ func NewOptions(cfg *configv1alpha1.Configuration) (Options, error) {
 		NodeSelector:                  r.NodeSelector,
 		Tolerations:                   r.Tolerations,
 		RuntimeClassName:              r.RuntimeClassName,
+		Regions:                       regions,
 		ModelBaseURLs:                 r.ModelBaseURLs,
 		AllowedExecutables:            r.AllowedExecutables,
 		EgressAllowCIDRs:              allow,
@@ -176,6 +187,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	if err := SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
+	}
+	// The nodes' labels, for the region check (region.go), cached from
+	// the start: a start that names a region reads them at once.
+	if _, err := mgr.GetCache().GetInformer(ctx, nodeMetadata()); err != nil {
+		return fmt.Errorf("watching nodes: %w", err)
 	}
 	sessions := &BrowserSessionReconciler{
 		Client:    mgr.GetClient(),

@@ -100,6 +100,12 @@ var _ = BeforeSuite(func() {
 	opts.Runner.Args = []string{"--log-level=debug"}
 	opts.Runner.RuntimeClassName = "gvisor"
 	opts.Runner.AllowedExecutables = []string{allowedExecutable}
+	// region_controller_test.go: ap-southeast-1 is refused, us-west-2 is
+	// mapped to a label of its own.
+	opts.Runner.Regions = controllers.RegionConfig{
+		Accepted: []v1alpha1.Region{v1alpha1.RegionUSWest2, v1alpha1.RegionUSEast1, v1alpha1.RegionEUCentral1},
+		Mappings: map[v1alpha1.Region]controllers.RegionMapping{v1alpha1.RegionUSWest2: {NodeLabel: "example.com/zone-group", Value: "west"}},
+	}
 	opts.Sessions = controllers.SessionConfig{DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout, DefaultTTLAfterEnded: defaultTTL, SecretWait: secretWait, StartupTimeout: startupTimeout, ForceDeleteAfter: forceDeleteAfter}
 	opts.TaskSessionWait = taskSessionWait
 	opts.Tasks.DefaultActiveDeadline = defaultTaskDeadline

@@ -105,6 +105,10 @@ type Options struct {
 	// launchOptions.executablePath may name: the manager's
 	// runner.allowedExecutables. Empty: none (start answers 400).
 	AllowedExecutables []string
+	// AcceptedRegions are the regions a start's
+	// cloudSessionCreateParams.region may name: the manager's
+	// runner.regions.accepted. Empty: every region.
+	AcceptedRegions []string
 	// Projects are the namespaces that are projects: a key counts only in
 	// one of them. Empty: every namespace (the API then needs cluster-wide
 	// rights). The cache must hold no other namespace (CacheOptions).

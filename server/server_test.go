@@ -25,6 +25,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -43,6 +44,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/internal/testing/wrappers"
 	"github.com/browserfleet/browserfleet/quota"
+	"github.com/browserfleet/browserfleet/server"
 	"github.com/browserfleet/browserfleet/server/apikey"
 	serverv1 "github.com/browserfleet/browserfleet/server/v1"
 )
@@ -281,6 +283,30 @@ var _ = Describe("POST /v1/sessions/start", func() {
 		Expect(st).To(Equal(http.StatusBadRequest))
 		Expect(m).To(HaveKey("issues"))
 		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
+	})
+
+	It("refuses a region the operator does not accept with a 400 naming cloudSessionCreateParams.region, creating nothing", func(ctx SpecContext) {
+		p := newProject(ctx)
+		apiRegions := httptest.NewServer(newServer(func(o *server.Options) { o.AcceptedRegions = []string{"us-east-1", "eu-central-1"} }))
+		DeferCleanup(apiRegions.Close)
+		st, m := call(apiRegions, http.MethodPost, "/v1/sessions/start", p.Key,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionCreateParams": {"region": "us-west-2"}}`, map[string]string{"x-model-api-key": "sk-secret"})
+		Expect(st).To(Equal(http.StatusBadRequest))
+		Expect(m).To(HaveKeyWithValue("code", "INVALID_REQUEST"))
+		Expect(m["issues"]).To(Equal([]any{map[string]any{
+			"path":    "cloudSessionCreateParams.region",
+			"message": "is not a region this service runs browsers in; it accepts us-east-1, eu-central-1",
+		}}))
+		Consistently(func() int { return sessionsAndRequestSecrets(ctx, p.Namespace) }, "500ms").Should(BeZero())
+	})
+
+	It("answers SESSION_FAILED naming the region and the node label when no node serves the region", func(ctx SpecContext) {
+		p := newProject(ctx)
+		st, m := call(api, http.MethodPost, "/v1/sessions/start", p.Key,
+			`{"modelName": "openai/gpt-4.1-mini", "cloudSessionCreateParams": {"region": "ap-southeast-1"}}`, nil)
+		Expect(st).To(Equal(http.StatusBadGateway))
+		Expect(m).To(HaveKeyWithValue("code", "SESSION_FAILED"))
+		Expect(m["error"]).To(And(ContainSubstring(`"ap-southeast-1"`), ContainSubstring("topology.kubernetes.io/region in (ap-southeast-1)")))
 	})
 
 	It("refuses a start beyond the project's quota with 429 QUOTA_EXCEEDED and Retry-After, creating nothing", func(ctx SpecContext) {

@@ -163,7 +163,7 @@ func (s *server) start(w http.ResponseWriter, r *http.Request, project apikey.Pr
 	if !ok {
 		return
 	}
-	req, verr := serverv1.DecodeStartWith(body, serverv1.StartOptions{AllowedExecutables: s.opts.AllowedExecutables, Gateway: s.opts.Gateway != nil})
+	req, verr := serverv1.DecodeStartWith(body, serverv1.StartOptions{AllowedExecutables: s.opts.AllowedExecutables, AcceptedRegions: s.opts.AcceptedRegions, Gateway: s.opts.Gateway != nil})
 	stream, issue := wantsStream(r, nil)
 	if !s.acceptable(w, verr, issue) {
 		return

@@ -82,8 +82,9 @@ const (
 	// quota leaves room for fewer warm runners than the pool asks for.
 	BrowserPoolReasonQuotaLimited = "QuotaLimited"
 	// BrowserPoolReasonTemplateRefused: the template names an executable
-	// the operator does not allow, or a Secret that has not opted in
-	// (LabelSessionSecret); the pool starts no runner.
+	// the operator does not allow, a Secret that has not opted in
+	// (LabelSessionSecret), or a region the operator does not accept or
+	// no node serves; the pool starts no runner.
 	BrowserPoolReasonTemplateRefused = "TemplateRefused"
 )
 

@@ -289,9 +289,21 @@ type Viewport struct {
 	Height int32 `json:"height,omitempty"`
 }
 
-// Region is where a cloud browser runs.
+// Region is where a cloud browser runs. The manager places the runner pod
+// on nodes of the region (its runner.regions table, docs/sessions.md).
 // +kubebuilder:validation:Enum=us-west-2;us-east-1;eu-central-1;ap-southeast-1
 type Region string
+
+// The regions a session may name: the enum above, kept next to it.
+const (
+	RegionUSWest2      Region = "us-west-2"
+	RegionUSEast1      Region = "us-east-1"
+	RegionEUCentral1   Region = "eu-central-1"
+	RegionAPSoutheast1 Region = "ap-southeast-1"
+)
+
+// Regions are every region a session may name, in the enum's order.
+var Regions = []Region{RegionUSWest2, RegionUSEast1, RegionEUCentral1, RegionAPSoutheast1}
 
 // CloudSessionCreateParams configure a cloud browser.
 type CloudSessionCreateParams struct {
@@ -317,7 +329,11 @@ type CloudSessionCreateParams struct {
 	// +listType=atomic
 	Proxies []Proxy `json:"proxies,omitempty"`
 
-	// region is where the browser runs.
+	// region is where the browser runs: the manager keeps the runner on
+	// the region's nodes (its runner.regions table; by default nodes
+	// labelled topology.kubernetes.io/region=<region>). A region the
+	// operator does not accept, or that no node serves, fails the session
+	// before a pod is made.
 	// +optional
 	Region Region `json:"region,omitempty"`
 
@@ -646,6 +662,15 @@ const (
 	// launchOptions.executablePath is not one the operator allows; no
 	// runner pod was created.
 	BrowserSessionReasonExecutableNotAllowed = "ExecutableNotAllowed"
+	// BrowserSessionReasonRegionNotAllowed: the session's
+	// cloudSessionCreateParams.region is not one the operator accepts
+	// (the manager's runner.regions.accepted); no runner pod was created.
+	BrowserSessionReasonRegionNotAllowed = "RegionNotAllowed"
+	// BrowserSessionReasonRegionUnavailable: no node has the label that
+	// places a runner in the session's region (the manager's
+	// runner.regions table, with runner.nodeSelector), so its pod could
+	// never be scheduled; no runner pod was created.
+	BrowserSessionReasonRegionUnavailable = "RegionUnavailable"
 	// BrowserSessionReasonSecretNotAllowed: the session references a Secret
 	// that does not exist or has not opted in to it (LabelSessionSecret).
 	// The session waits for it a while (Ready False), then fails.

@@ -92,9 +92,6 @@ func UnsupportedSettings(spec *BrowserSessionSpec) []UnsupportedSetting {
 			}
 		}
 	}
-	if params.Region != "" {
-		add("region", "sessions run wherever the cluster schedules them; the region is ignored")
-	}
 	return out
 }
 

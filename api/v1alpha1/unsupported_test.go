@@ -126,7 +126,7 @@ var settingClasses = map[string]struct {
 	"cloudSessionCreateParams.proxies[].username":                           {},
 	"cloudSessionCreateParams.proxies[].passwordSecretRef.name":             {},
 	"cloudSessionCreateParams.proxies[].passwordSecretRef.key":              {},
-	"cloudSessionCreateParams.region":                                       {flagged: "cloudSessionCreateParams.region"},
+	"cloudSessionCreateParams.region":                                       {value: `"us-west-2"`},
 	"cloudSessionCreateParams.timeoutSeconds":                               {},
 	"cloudSessionCreateParams.userMetadata":                                 {value: `{"a": 1}`},
 	"ended":                                                                 {},

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +104,10 @@ type StartOptions struct {
 	// --allowed-executable, the same list as the manager's
 	// runner.allowedExecutables). Empty: none.
 	AllowedExecutables []string
+	// AcceptedRegions are the regions cloudSessionCreateParams.region may
+	// name (the API's --accepted-region, the same list as the manager's
+	// runner.regions.accepted). Empty: every region of the schema.
+	AcceptedRegions []string
 	// Gateway says the deployment has a model gateway: modelName may then
 	// be omitted or auto (the gateway's default model). Without one a
 	// start must name its model.
@@ -149,6 +154,7 @@ func DecodeStartWith(body []byte, opts StartOptions) (*StartRequest, *Validation
 	issues = append(issues, crossFieldIssues(doc)...)
 	issues = append(issues, launchIssues(doc, opts)...)
 	issues = append(issues, modelIssues(doc, opts)...)
+	issues = append(issues, regionIssues(doc, opts)...)
 	if len(issues) > 0 {
 		return nil, &ValidationError{Issues: sortIssues(issues)}
 	}
@@ -597,6 +603,23 @@ func launchIssues(doc any, opts StartOptions) []Issue {
 		issues = append(issues, Issue{Path: "browser.launchOptions.executablePath", Message: "is not a browser this service allows; leave it out to use the runner's Chromium"})
 	}
 	return issues
+}
+
+// regionIssues checks cloudSessionCreateParams.region against the
+// operator's accepted regions; the schema checks that it is a region.
+func regionIssues(doc any, opts StartOptions) []Issue {
+	if len(opts.AcceptedRegions) == 0 {
+		return nil
+	}
+	root, _ := doc.(map[string]any)
+	params, _ := root["cloudSessionCreateParams"].(map[string]any)
+	region, ok := params["region"].(string)
+	// One that is no region at all the schema refused already.
+	if !ok || !slices.Contains(v1alpha1.Regions, v1alpha1.Region(region)) || slices.Contains(opts.AcceptedRegions, region) {
+		return nil
+	}
+	return []Issue{{Path: "cloudSessionCreateParams.region", Message: fmt.Sprintf(
+		"is not a region this service runs browsers in; it accepts %s", strings.Join(opts.AcceptedRegions, ", "))}}
 }
 
 // number reads a JSON number of the untyped document.

@@ -168,6 +168,42 @@ func TestDecodeStartIssues(t *testing.T) {
 	}
 }
 
+// TestDecodeStartRegion: a region off the operator's list is refused,
+// naming the field and the regions there are; without a list, every
+// region of the schema is accepted.
+func TestDecodeStartRegion(t *testing.T) {
+	body := func(region string) string {
+		return `{"modelName":"openai/x","cloudSessionCreateParams":{"region":"` + region + `"}}`
+	}
+	accepted := StartOptions{AcceptedRegions: []string{"us-east-1", "eu-central-1"}}
+	tests := []struct {
+		name string
+		body string
+		opts StartOptions
+		want []Issue // nil: accepted
+	}{
+		{"any region without a list", body("ap-southeast-1"), StartOptions{}, nil},
+		{"an accepted region", body("eu-central-1"), accepted, nil},
+		{"a region off the list", body("us-west-2"), accepted,
+			[]Issue{{"cloudSessionCreateParams.region", "is not a region this service runs browsers in; it accepts us-east-1, eu-central-1"}}},
+		{"no region with a list", `{"modelName":"openai/x","cloudSessionCreateParams":{"timeout":60}}`, accepted, nil},
+		{"not a region: the schema's enum", body("mars-1"), accepted,
+			[]Issue{{"cloudSessionCreateParams.region", `must be one of "us-west-2", "us-east-1", "eu-central-1", "ap-southeast-1"; got "mars-1"`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, verr := DecodeStartWith([]byte(tt.body), tt.opts)
+			var got []Issue
+			if verr != nil {
+				got = verr.Issues
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("issues (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestDecodeStartLaunchOptions: launch switches by allowlist, executables
 // by the operator's list, directories by name; each refusal names the item.
 func TestDecodeStartLaunchOptions(t *testing.T) {

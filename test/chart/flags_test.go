@@ -143,6 +143,11 @@ func runnerValuesOptions() controllers.Options {
 		{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "chromium", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 	}
 	want.Runner.RuntimeClassName = "gvisor"
+	want.Runner.Regions = controllers.RegionConfig{
+		NodeLabel: "example.com/region",
+		Accepted:  []v1alpha1.Region{v1alpha1.RegionUSWest2, v1alpha1.RegionEUCentral1},
+		Mappings:  map[v1alpha1.Region]controllers.RegionMapping{v1alpha1.RegionUSWest2: {NodeLabel: "example.com/zone-group", Value: "west"}},
+	}
 	want.Runner.ModelBaseURLs = map[string]string{"openai": "http://vllm.models:8000/v1"}
 	want.Runner.AllowedExecutables = []string{"/usr/bin/chromium", "/opt/google/chrome/chrome"}
 	want.Runner.EgressAllowCIDRs = []netip.Prefix{netip.MustParsePrefix("10.20.0.0/16"), netip.MustParsePrefix("127.0.0.0/8")}
@@ -182,6 +187,13 @@ var _ = Describe("the manager's flags and Configuration", func() {
 		Expect(err).NotTo(HaveOccurred())
 		api, _ := apiOptions(vals)
 		Expect(cmp.Diff(managerOptions(vals).Controllers.Quota, api.Quota)).To(BeEmpty(), "(-manager +api)")
+	})
+
+	It("give the API the manager's accepted regions", func() {
+		vals, err := ValuesFile("values-runner.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		api, _ := apiOptions(vals)
+		Expect(api.AcceptedRegions).To(Equal([]string{"us-west-2", "eu-central-1"}))
 	})
 
 	It("roll the manager when the Configuration changes, and only then", func() {

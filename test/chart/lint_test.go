@@ -71,6 +71,7 @@ var _ = Describe("values.schema.json", func() {
 		"model-base-url-provider.yaml":          "/runner/modelBaseURLs",
 		"relative-executable.yaml":              "/runner/allowedExecutables/0",
 		"climbing-executable.yaml":              "/runner/allowedExecutables/1",
+		"unknown-region.yaml":                   "/runner/regions/accepted/1",
 		"malformed-key.yaml":                    "/apiKeys/bootstrap/key",
 		"key-and-hash.yaml":                     "/apiKeys/bootstrap",
 		"cidr-without-prefix.yaml":              "/runner/egress/clusterCIDRs/0",

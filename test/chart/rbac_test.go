@@ -143,6 +143,11 @@ var _ = Describe("RBAC", func() {
 			{manager, project, "patch", "", "pods", "", true},
 			{manager, project, "update", "", "pods", "", true}, // a session claims a pool\'s warm runner,
 			{manager, project, "create", "", "configmaps", "", false},
+			// Nodes' labels, for the sessions' regions; never a change.
+			{manager, "", "watch", "", "nodes", "", true},
+			{manager, "", "patch", "", "nodes", "", false},
+			{api, "", "list", "", "nodes", "", false},
+			{runner, "", "list", "", "nodes", "", false},
 			// Its lease, only in its own namespace.
 			{manager, ns, "update", "coordination.k8s.io", "leases", "", true},
 			{manager, project, "update", "coordination.k8s.io", "leases", "", false},

@@ -62,6 +62,7 @@ func defaults() *configv1alpha1.Configuration {
 			RunAsUser:                     ptr.To[int64](65532),
 			TerminationGracePeriodSeconds: ptr.To[int64](15),
 			ForceDeleteAfter:              duration(2 * time.Minute),
+			Regions:                       configv1alpha1.RegionsConfiguration{NodeLabel: "topology.kubernetes.io/region"},
 		},
 		Sessions: configv1alpha1.SessionsConfiguration{
 			DefaultTimeout: duration(time.Hour),
@@ -117,6 +118,12 @@ runner:
     - {key: pool, operator: Exists, effect: NoSchedule}
     - {key: d, operator: Equal, value: c, effect: NoExecute, tolerationSeconds: 300}
   runtimeClassName: gvisor
+  regions:
+    nodeLabel: example.com/region
+    accepted: [us-west-2, eu-central-1]
+    mappings:
+      us-west-2: {nodeLabel: example.com/zone-group, value: west}
+      eu-central-1: {value: frankfurt}
   modelBaseURLs: {openai: "http://vllm.models:8000/v1", google: "https://gw.example/google"}
   allowedExecutables: [/usr/bin/chromium]
   egress:
@@ -162,7 +169,15 @@ tasks:
 					{Key: "pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 					{Key: "d", Operator: corev1.TolerationOpEqual, Value: "c", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 				},
-				RuntimeClassName:   "gvisor",
+				RuntimeClassName: "gvisor",
+				Regions: configv1alpha1.RegionsConfiguration{
+					NodeLabel: "example.com/region",
+					Accepted:  []string{"us-west-2", "eu-central-1"},
+					Mappings: map[string]configv1alpha1.RegionMapping{
+						"us-west-2":    {NodeLabel: "example.com/zone-group", Value: "west"},
+						"eu-central-1": {Value: "frankfurt"},
+					},
+				},
 				ModelBaseURLs:      map[string]string{"openai": "http://vllm.models:8000/v1", "google": "https://gw.example/google"},
 				AllowedExecutables: []string{"/usr/bin/chromium"},
 				Egress:             configv1alpha1.EgressConfiguration{AllowCIDRs: []string{"10.20.0.0/16", "fd00:1::7"}, ClusterCIDRs: []string{"34.118.0.0/16"}},
@@ -250,6 +265,13 @@ func TestDecodeRefuses(t *testing.T) {
 		{"toleration seconds without NoExecute", header + "runner: {tolerations: [{key: a, operator: Exists, tolerationSeconds: 3}]}\n", []string{"runner.tolerations[0].effect: Invalid value"}},
 		{"toleration of every key with Equal", header + "runner: {tolerations: [{operator: Equal, value: a}]}\n", []string{"runner.tolerations[0].operator: Invalid value"}},
 		{"runtime class", header + "runner: {runtimeClassName: gVisor}\n", []string{"runner.runtimeClassName: Invalid value"}},
+		{"region label", header + "runner: {regions: {nodeLabel: 'a b'}}\n", []string{"runner.regions.nodeLabel: Invalid value"}},
+		{"unknown accepted region", header + "runner: {regions: {accepted: [us-west-2, mars-1]}}\n", []string{"runner.regions.accepted[1]: Unsupported value"}},
+		{"accepted region twice", header + "runner: {regions: {accepted: [us-west-2, us-west-2]}}\n", []string{"runner.regions.accepted[1]: Duplicate value"}},
+		{"mapping of an unknown region", header + "runner: {regions: {mappings: {mars-1: {value: red}}}}\n", []string{"runner.regions.mappings[mars-1]: Unsupported value"}},
+		{"mapping of a region not accepted", header + "runner: {regions: {accepted: [us-east-1], mappings: {us-west-2: {value: west}}}}\n", []string{"runner.regions.mappings[us-west-2]: Invalid value"}},
+		{"empty mapping", header + "runner: {regions: {mappings: {us-west-2: {}}}}\n", []string{"runner.regions.mappings[us-west-2]: Required value"}},
+		{"mapping label and value", header + "runner: {regions: {mappings: {us-west-2: {nodeLabel: '-x', value: 'a b'}}}}\n", []string{"runner.regions.mappings[us-west-2].nodeLabel: Invalid value", "runner.regions.mappings[us-west-2].value: Invalid value"}},
 		{"unknown provider", header + "runner: {modelBaseURLs: {mistral: 'http://m:8000'}}\n", []string{"runner.modelBaseURLs[mistral]: Unsupported value"}},
 		{"URL without scheme", header + "runner: {modelBaseURLs: {openai: 'vllm:8000'}}\n", []string{"runner.modelBaseURLs[openai]: Invalid value"}},
 		{"URL of another scheme", header + "runner: {modelBaseURLs: {openai: 'ftp://vllm/v1'}}\n", []string{"runner.modelBaseURLs[openai]: Invalid value"}},
@@ -326,6 +348,7 @@ func TestDecodeMessages(t *testing.T) {
 		{header + "runner: {egress: {allowCIDRs: [10.1.2.3/8]}}\n", `runner.egress.allowCIDRs[0]: Invalid value: "10.1.2.3/8": "10.1.2.3/8" has bits set beyond its prefix length; did you mean 10.0.0.0/8?`},
 		{header + "runner: {allowedExecutables: [chrome]}\n", `runner.allowedExecutables[0]: Invalid value: "chrome": must be a clean absolute path`},
 		{header + "quota: {projects: [{namespace: a, concurrentSessions: 60}]}\n", `quota.projects[0].concurrentSessions: Invalid value: 60: must not exceed quota.liveSessions (50) unless liveSessions is set too`},
+		{header + "runner: {regions: {accepted: [us-east-1], mappings: {us-west-2: {value: west}}}}\n", `runner.regions.mappings[us-west-2]: Invalid value: "us-west-2": maps a region that regions.accepted does not accept`},
 		{"kind: Configuration\n", `apiVersion: Required value: must be config.browserfleet.io/v1alpha1`},
 		{header + "runner: {otlpEndpoint: 'http://u:hunter2@otel-collector:4318'}\n", `runner.otlpEndpoint: Invalid value: must not carry credentials: runners get it in their environment`},
 	} {

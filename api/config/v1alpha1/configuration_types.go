@@ -115,6 +115,11 @@ type RunnerConfiguration struct {
 	// +optional
 	RuntimeClassName string `json:"runtimeClassName,omitempty"`
 
+	// regions is the table that places the runner of a session that names
+	// a cloudSessionCreateParams.region on nodes of that region.
+	// +optional
+	Regions RegionsConfiguration `json:"regions,omitzero"`
+
 	// modelBaseURLs are, by provider (openai, anthropic, google), the
 	// endpoints runners use for a session whose model names none: a model
 	// gateway, or a self-hosted OpenAI-compatible server (vLLM, Ollama,
@@ -188,6 +193,40 @@ type EgressConfiguration struct {
 	// refuse even where they are public addresses.
 	// +optional
 	ClusterCIDRs []string `json:"clusterCIDRs,omitempty"`
+}
+
+// RegionsConfiguration maps a session's region to the nodes its runner
+// may run on: by default nodes whose label nodeLabel has the region's name
+// as its value; mappings change the key or the value for single regions.
+type RegionsConfiguration struct {
+	// nodeLabel is the node label whose value is a region's name. Default
+	// topology.kubernetes.io/region.
+	// +optional
+	NodeLabel string `json:"nodeLabel,omitempty"`
+
+	// accepted are the regions sessions may name; a session naming another
+	// fails before a pod is made, and the API refuses its start (cmd/api
+	// --accepted-region, the same list). Empty: every region.
+	// +optional
+	// +listType=set
+	Accepted []string `json:"accepted,omitempty"`
+
+	// mappings place single regions on nodes of another label or value,
+	// e.g. us-west-2: {nodeLabel: example.com/zone-group, value: west}.
+	// +optional
+	Mappings map[string]RegionMapping `json:"mappings,omitempty"`
+}
+
+// RegionMapping is the node label of one region. A field left out is the
+// default's: regions.nodeLabel, and the region's name.
+type RegionMapping struct {
+	// nodeLabel is the label key nodes of the region carry.
+	// +optional
+	NodeLabel string `json:"nodeLabel,omitempty"`
+
+	// value is the label's value on nodes of the region.
+	// +optional
+	Value string `json:"value,omitempty"`
 }
 
 // SessionsConfiguration bounds the sessions' lifetimes.

@@ -41,6 +41,8 @@ const (
 	DefaultRunnerRunAsUser               = 65532
 	DefaultTerminationGracePeriodSeconds = 15
 	DefaultForceDeleteAfter              = 2 * time.Minute
+	// DefaultRegionNodeLabel is the well-known label of a node's region.
+	DefaultRegionNodeLabel = corev1.LabelTopologyRegion
 
 	DefaultSessionTimeout        = time.Hour
 	DefaultSessionMaxTimeout     = 24 * time.Hour
@@ -94,6 +96,9 @@ func SetDefaults(cfg *Configuration) {
 		r.TerminationGracePeriodSeconds = ptr.To[int64](DefaultTerminationGracePeriodSeconds)
 	}
 	defaultDuration(&r.ForceDeleteAfter, DefaultForceDeleteAfter)
+	if r.Regions.NodeLabel == "" {
+		r.Regions.NodeLabel = DefaultRegionNodeLabel
+	}
 
 	s := &cfg.Sessions
 	defaultDuration(&s.DefaultTimeout, DefaultSessionTimeout)

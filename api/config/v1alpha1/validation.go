@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
+	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/engine/llm/provider"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -90,6 +91,7 @@ func validateRunner(r *RunnerConfiguration, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("runtimeClassName"), r.RuntimeClassName, msg))
 		}
 	}
+	errs = append(errs, validateRegions(&r.Regions, p.Child("regions"))...)
 	errs = append(errs, ValidateModelBaseURLs(r.ModelBaseURLs, p.Child("modelBaseURLs"))...)
 	errs = append(errs, validateAPIURL(r.ServicesURL, p.Child("servicesURL"))...)
 	errs = append(errs, validateAPIURL(r.SearchURL, p.Child("searchURL"))...)
@@ -155,6 +157,52 @@ func validateNodeSelector(sel map[string]string, p *field.Path) field.ErrorList 
 		}
 		for _, msg := range validation.IsValidLabelValue(sel[k]) {
 			errs = append(errs, field.Invalid(p.Key(k), sel[k], msg))
+		}
+	}
+	return errs
+}
+
+// validateRegions checks the region table: regions a session can name,
+// label keys and values the API server would take in a node affinity.
+func validateRegions(r *RegionsConfiguration, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsQualifiedName(r.NodeLabel) {
+		errs = append(errs, field.Invalid(p.Child("nodeLabel"), r.NodeLabel, msg))
+	}
+	known := make([]string, 0, len(v1alpha1.Regions))
+	for _, region := range v1alpha1.Regions {
+		known = append(known, string(region))
+	}
+	accepted := sets.New[string]()
+	for i, region := range r.Accepted {
+		fp := p.Child("accepted").Index(i)
+		switch {
+		case !slices.Contains(known, region):
+			errs = append(errs, field.NotSupported(fp, region, known))
+		case accepted.Has(region):
+			errs = append(errs, field.Duplicate(fp, region))
+		}
+		accepted.Insert(region)
+	}
+	for _, region := range slices.Sorted(maps.Keys(r.Mappings)) {
+		fp := p.Child("mappings").Key(region)
+		m := r.Mappings[region]
+		switch {
+		case !slices.Contains(known, region):
+			errs = append(errs, field.NotSupported(fp, region, known))
+			continue
+		case len(r.Accepted) > 0 && !accepted.Has(region):
+			errs = append(errs, field.Invalid(fp, region, "maps a region that regions.accepted does not accept"))
+		case m.NodeLabel == "" && m.Value == "":
+			errs = append(errs, field.Required(fp, "set nodeLabel, value or both"))
+		}
+		if m.NodeLabel != "" {
+			for _, msg := range validation.IsQualifiedName(m.NodeLabel) {
+				errs = append(errs, field.Invalid(fp.Child("nodeLabel"), m.NodeLabel, msg))
+			}
+		}
+		for _, msg := range validation.IsValidLabelValue(m.Value) {
+			errs = append(errs, field.Invalid(fp.Child("value"), m.Value, msg))
 		}
 	}
 	return errs

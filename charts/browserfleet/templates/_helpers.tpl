@@ -136,6 +136,10 @@ manager validates it again when it starts.
 {{- with $r.nodeSelector }}{{ $_ := set $runner "nodeSelector" . }}{{ end }}
 {{- with $r.tolerations }}{{ $_ := set $runner "tolerations" . }}{{ end }}
 {{- with $r.runtimeClassName }}{{ $_ := set $runner "runtimeClassName" . }}{{ end }}
+{{- $regions := dict "nodeLabel" $r.regions.nodeLabel }}
+{{- with $r.regions.accepted }}{{ $_ := set $regions "accepted" . }}{{ end }}
+{{- with $r.regions.mappings }}{{ $_ := set $regions "mappings" . }}{{ end }}
+{{- $_ := set $runner "regions" $regions }}
 {{- with $r.modelBaseURLs }}{{ $_ := set $runner "modelBaseURLs" . }}{{ end }}
 {{- with $r.allowedExecutables }}{{ $_ := set $runner "allowedExecutables" . }}{{ end }}
 {{- $egress := dict }}

@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +85,10 @@ type Options struct {
 	// launchOptions.executablePath may name; the manager's
 	// runner.allowedExecutables.
 	AllowedExecutables []string
+	// AcceptedRegions are the regions a session's
+	// cloudSessionCreateParams.region may name; the manager's
+	// runner.regions.accepted. Empty: every region.
+	AcceptedRegions []string
 	// ProjectNamespaces are the namespaces that are projects; empty: every
 	// namespace.
 	ProjectNamespaces []string
@@ -200,6 +205,13 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 			return err
 		}
 		o.AllowedExecutables = append(o.AllowedExecutables, v)
+		return nil
+	})
+	fs.Func("accepted-region", "a region a session's cloudSessionCreateParams.region may name (the manager's runner.regions.accepted); repeatable; none: every region", func(v string) error {
+		if !slices.Contains(v1alpha1.Regions, v1alpha1.Region(v)) {
+			return fmt.Errorf("%q is not a region; want one of %v", v, v1alpha1.Regions)
+		}
+		o.AcceptedRegions = append(o.AcceptedRegions, v)
 		return nil
 	})
 }
@@ -382,6 +394,7 @@ func newHandler(ctx context.Context, mgr ctrl.Manager, st store.Store, opts Opti
 		PublicURL:     opts.PublicURL,
 
 		AllowedExecutables: opts.AllowedExecutables,
+		AcceptedRegions:    opts.AcceptedRegions,
 		Quota:              opts.Quota,
 		Projects:           opts.ProjectNamespaces,
 		Search:             searcher,

@@ -372,7 +372,7 @@ var _ = Describe("streaming", Ordered, func() {
 
 	It("streams start with a line for each setting this installation does not honour, first", func() {
 		r := do(http.MethodPost, "/v1/sessions/start", p.Key,
-			`{"modelName": "openai/gpt-test", "cloudSessionCreateParams": {"browserSettings": {"recordSession": true}, "region": "eu-central-1"}}`,
+			`{"modelName": "openai/gpt-test", "cloudSessionCreateParams": {"browserSettings": {"recordSession": true, "verified": true}}}`,
 			map[string]string{"x-stream-response": "true"})
 		fs := streamed(r, "/v1/sessions/start")
 		Expect(fs[len(fs)-1].Event).To(Equal("finished"))
@@ -385,7 +385,7 @@ var _ = Describe("streaming", Ordered, func() {
 		Expect(len(logs)).To(BeNumerically(">=", 3))
 		Expect(logs[:2]).To(ConsistOf(
 			HavePrefix("unsupported setting: cloudSessionCreateParams.browserSettings.recordSession: "),
-			HavePrefix("unsupported setting: cloudSessionCreateParams.region: ")))
+			HavePrefix("unsupported setting: cloudSessionCreateParams.browserSettings.verified: ")))
 	})
 
 	It("cancels the operation when the client goes away", func(ctx SpecContext) {

@@ -40,7 +40,8 @@ var watchSeq atomic.Uint64
 // WatchSelector calls notify with nil each time the element selector picks
 // in the main frame's document (the one MainFrame().Query would find)
 // becomes visible there: when it appears with a box of at least one CSS
-// pixel, when it is shown (an attribute changes, an image loads), and when
+// pixel (an image once it has loaded), when it is shown (an attribute
+// changes, an image loads), and when
 // its src attribute changes (a new image in the same element). A
 // document the selector cannot be evaluated in (a CSS syntax error) gets
 // notify with the error, once. It watches every document the main frame
@@ -136,6 +137,8 @@ const jsWatch = `function(binding, kind, expr, nth, delay) {` + jsXPathRuntime +
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) return;
     if (el.checkVisibility && !el.checkVisibility({visibilityProperty: true})) return;
+    // An image is there once it has loaded (the load listener looks again).
+    if (el instanceof HTMLImageElement && !(el.complete && el.naturalWidth > 0)) return;
     const version = el.getAttribute('src') || '';
     if (seen.has(el) && seen.get(el) === version) return;
     seen.set(el, version);

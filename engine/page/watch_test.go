@@ -89,6 +89,33 @@ func TestWatchSelector(t *testing.T) {
 	}
 }
 
+func init() {
+	// An image that takes half a second to load.
+	pages["/watch-image"] = `<!doctype html><title>watch</title><img id="c" width="40" height="20" src="/api/slow?type=gif&ms=500">`
+}
+
+// An image is reported once it has loaded, not when its element appears:
+// its screenshot would be blank.
+func TestWatchSelectorWaitsForAnImage(t *testing.T) {
+	tb := newTab(t)
+	seen := make(chan error, 16)
+	if err := tb.p.WatchSelector(tb.testCtx(), "#c", func(err error) { seen <- err }); err != nil {
+		t.Fatal(err)
+	}
+	// Not waiting for the load event, which waits for the image.
+	if err := tb.p.Navigate(tb.testCtx(), originA+"/watch-image", NavigateOptions{WaitUntil: WaitDOMContentLoaded}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(t, "the image to be reported", seen); err != nil {
+		t.Fatal(err)
+	}
+	var complete bool
+	tb.eval("document.getElementById('c').complete && document.getElementById('c').naturalWidth > 0", &complete)
+	if !complete {
+		t.Error("the image was reported before it loaded")
+	}
+}
+
 func TestWatchSelectorReportsAnInvalidSelector(t *testing.T) {
 	tb := newTab(t)
 	seen := make(chan error, 16)

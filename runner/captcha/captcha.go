@@ -86,9 +86,10 @@ type Solver struct {
 	// signal wakes the loop: the image appeared. One waiting signal is
 	// enough, as an attempt looks at the page as it is.
 	signal chan struct{}
-	// attempts counts the captchas the loop took on.
-	attempts       int
-	solved, failed atomic.Int64
+	// attempts counts the captchas the loop took on, at most
+	// maxAttempts (MaxAttempts).
+	attempts, maxAttempts int
+	solved, failed        atomic.Int64
 
 	mu       sync.Mutex
 	watchers map[*watcher]struct{}
@@ -104,7 +105,7 @@ func New(sel Selectors, model llm.Client, modelErr error, log *slog.Logger) *Sol
 		modelErr = errors.New("the session has no model")
 	}
 	return &Solver{sel: sel, model: model, modelErr: modelErr, log: log.With("component", "captcha"),
-		signal: make(chan struct{}, 1), watchers: map[*watcher]struct{}{}}
+		signal: make(chan struct{}, 1), maxAttempts: MaxAttempts, watchers: map[*watcher]struct{}{}}
 }
 
 // Start watches p, the runner's tab, for the captcha image until ctx
@@ -147,10 +148,10 @@ func (s *Solver) loop(ctx context.Context, p *page.Page) {
 		}
 		s.attempts++
 		switch {
-		case s.attempts == MaxAttempts+1:
-			s.report(rpc.LogLevelError, fmt.Sprintf("a captcha appeared, and the session has made its %d attempts: no more captchas are solved", MaxAttempts))
+		case s.attempts == s.maxAttempts+1:
+			s.report(rpc.LogLevelError, fmt.Sprintf("a captcha appeared, and the session has made its %d attempts: no more captchas are solved", s.maxAttempts))
 			continue
-		case s.attempts > MaxAttempts:
+		case s.attempts > s.maxAttempts:
 			continue
 		}
 		s.attempt(ctx, p)

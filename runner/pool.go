@@ -28,6 +28,8 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/browserfleet/browserfleet/engine/llm"
+	"github.com/browserfleet/browserfleet/runner/captcha"
 	"github.com/browserfleet/browserfleet/runner/chromium"
 	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/operations"
@@ -62,6 +64,7 @@ type session struct {
 	cfg *config.Config
 	log *slog.Logger
 	srv *rpcserver.Server
+	ops operations.Interface
 }
 
 // newFront returns the front of a runner; one started for a session serves
@@ -89,7 +92,44 @@ func (f *front) newSession(cfg *config.Config, log *slog.Logger) *session {
 		MaxQueuedOperations: cfg.MaxQueuedOperations,
 		TracerProvider:      f.opts.TracerProvider,
 	})
-	return &session{cfg: cfg, log: log, srv: srv}
+	return &session{cfg: cfg, log: log, srv: srv, ops: ops}
+}
+
+// setBrowser hands the session its browser, once what works on the
+// browser's tab for the session's life is in place (the captcha solver,
+// when the session asks for one): no operation may run before it.
+func (s *session) setBrowser(b *chromium.Browser) {
+	s.startCaptchas(b)
+	s.srv.SetBrowser(b)
+}
+
+// startCaptchas starts the session's captcha solver on the browser's tab,
+// when the session asks for one (browserSettings.solveCaptchas).
+func (s *session) startCaptchas(b *chromium.Browser) {
+	img, in, ok := b.CaptchaSelectors()
+	if !ok {
+		return
+	}
+	var (
+		model    llm.Client
+		modelErr = errors.New("the runner's operations have no session model")
+	)
+	if m, ok := s.ops.(interface{ SessionModel() (llm.Client, error) }); ok {
+		model, modelErr = m.SessionModel()
+	}
+	solver := captcha.New(captcha.Selectors{Image: img, Input: in}, model, modelErr, s.log)
+	tab, err := b.TabFor(b.TabContext(), 0).Automation()
+	if err == nil {
+		err = solver.Start(b.TabContext(), tab)
+	}
+	if err != nil {
+		// A watcher that cannot start is said, not kept quiet; the
+		// session works on without it.
+		s.log.Error("captchas will not be solved: the watcher did not start", "err", err)
+		return
+	}
+	s.srv.AddProgressSource(solver)
+	s.log.Info("solving captchas", "imageSelector", img, "inputSelector", in)
 }
 
 // claimed returns the session the runner serves, nil for a pooled runner
@@ -103,7 +143,7 @@ func (f *front) setBrowser(b *chromium.Browser) {
 	defer f.mu.Unlock()
 	f.browser = b
 	if s := f.session.Load(); s != nil {
-		s.srv.SetBrowser(b)
+		s.setBrowser(b)
 	}
 }
 
@@ -247,7 +287,7 @@ func (f *front) serveClaim(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := f.newSession(&cfg, log)
-	s.srv.SetBrowser(f.browser)
+	s.setBrowser(f.browser)
 	if f.opts.OnClaim != nil {
 		f.opts.OnClaim(&cfg)
 	}

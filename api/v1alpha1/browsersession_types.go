@@ -356,6 +356,8 @@ type CloudSessionCreateParams struct {
 type OS string
 
 // BrowserSettings configure a cloud browser.
+// +kubebuilder:validation:XValidation:rule="!has(self.captchaInputSelector) || has(self.captchaImageSelector)",message="captchaImageSelector is required with captchaInputSelector",fieldPath=".captchaImageSelector",reason=FieldValueRequired
+// +kubebuilder:validation:XValidation:rule="!has(self.captchaImageSelector) || has(self.captchaInputSelector)",message="captchaInputSelector is required with captchaImageSelector",fieldPath=".captchaInputSelector",reason=FieldValueRequired
 type BrowserSettings struct {
 	// advancedStealth enables stronger anti-bot evasion.
 	// +optional
@@ -365,13 +367,17 @@ type BrowserSettings struct {
 	// +optional
 	BlockAds *bool `json:"blockAds,omitempty"`
 
-	// captchaImageSelector locates a captcha image.
+	// captchaImageSelector locates a captcha image (CSS, or XPath with an
+	// xpath= prefix) in the page; with captchaInputSelector, the runner
+	// sends a screenshot of it to the session's model when it appears and
+	// types the text the model reads into the answer field.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	CaptchaImageSelector string `json:"captchaImageSelector,omitempty"`
 
-	// captchaInputSelector locates a captcha's answer field.
+	// captchaInputSelector locates the captcha's answer field; it goes with
+	// captchaImageSelector.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
@@ -403,7 +409,9 @@ type BrowserSettings struct {
 	// +optional
 	RecordSession *bool `json:"recordSession,omitempty"`
 
-	// solveCaptchas solves captchas automatically.
+	// solveCaptchas solves the captcha captchaImageSelector and
+	// captchaInputSelector locate; it defaults to true, so false turns
+	// them off. There is no built-in detection of any captcha provider.
 	// +optional
 	SolveCaptchas *bool `json:"solveCaptchas,omitempty"`
 

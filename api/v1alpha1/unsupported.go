@@ -60,18 +60,18 @@ func UnsupportedSettings(spec *BrowserSessionSpec) []UnsupportedSetting {
 			name string
 			set  bool
 		}{
-			{"captchaImageSelector", bs.CaptchaImageSelector != ""},
-			{"captchaInputSelector", bs.CaptchaInputSelector != ""},
 			{"context", bs.Context != nil},
 			{"extensionId", bs.ExtensionID != ""},
 			{"logSession", ptr.Deref(bs.LogSession, false)},
 			{"recordSession", ptr.Deref(bs.RecordSession, false)},
-			{"solveCaptchas", ptr.Deref(bs.SolveCaptchas, false)},
 			{"verified", ptr.Deref(bs.Verified, false)},
 		} {
 			if o.set {
 				add("browserSettings."+o.name, notSupported)
 			}
+		}
+		if ptr.Deref(bs.SolveCaptchas, false) && bs.CaptchaImageSelector == "" && bs.CaptchaInputSelector == "" {
+			add("browserSettings.solveCaptchas", "there is no built-in captcha detection: set captchaImageSelector and captchaInputSelector to solve a text captcha")
 		}
 	}
 	if params.ExtensionID != "" {

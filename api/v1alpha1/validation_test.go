@@ -154,6 +154,12 @@ var _ = Describe("CRD validation", func() {
 		Entry("an unknown os", session+`  model: {name: openai/gpt-4o}
   cloudSessionCreateParams: {browserSettings: {os: beos}}`,
 			BeInvalidError("spec.cloudSessionCreateParams.browserSettings.os", `Unsupported value: "beos"`)),
+		Entry("a captcha image without its answer field", session+`  model: {name: openai/gpt-4o}
+  cloudSessionCreateParams: {browserSettings: {solveCaptchas: true, captchaImageSelector: "#captcha"}}`,
+			BeInvalidError("spec.cloudSessionCreateParams.browserSettings.captchaInputSelector", "captchaInputSelector is required with captchaImageSelector")),
+		Entry("a captcha answer field without its image", session+`  model: {name: openai/gpt-4o}
+  cloudSessionCreateParams: {browserSettings: {captchaInputSelector: "#answer"}}`,
+			BeInvalidError("spec.cloudSessionCreateParams.browserSettings.captchaImageSelector", "captchaImageSelector is required with captchaInputSelector")),
 		Entry("a fingerprint browser outside the enum", session+`  model: {name: openai/gpt-4o}
   cloudSessionCreateParams: {browserSettings: {fingerprint: {browsers: [chrome, opera]}}}`,
 			BeInvalidError("spec.cloudSessionCreateParams.browserSettings.fingerprint.browsers[1]", `Unsupported value: "opera"`)),
@@ -221,6 +227,12 @@ spec:
 		t := wrappers.MakeAgentTask("defaults", ns, "defaults").Obj()
 		Expect(k8sClient.Create(ctx, t)).To(Succeed())
 		Expect(t.Spec.AgentConfig.Mode).To(Equal(v1alpha1.AgentModeDOM))
+	})
+
+	It("accepts the captcha's two selectors, with or without solveCaptchas", func(ctx SpecContext) {
+		Expect(apply(ctx, ns, session+`  model: {name: openai/gpt-4o}
+  cloudSessionCreateParams:
+    browserSettings: {solveCaptchas: true, captchaImageSelector: "#captcha", captchaInputSelector: "xpath=//input[@name='answer']"}`)).To(Succeed())
 	})
 
 	It("keeps any JSON value in userMetadata", func(ctx SpecContext) {

@@ -148,3 +148,84 @@ func (p *Page) Screenshot(ctx context.Context, opts ScreenshotOptions) (*Screens
 	}
 	return &Screenshot{PNG: img, Width: cfg.Width, Height: cfg.Height, Viewport: vp}, nil
 }
+
+// ScreenshotElement captures the box of el, an element of the main frame's
+// document (as MainFrame().Query finds it), as a PNG scaled down to the
+// options' bounds. The element is scrolled into view and the tab brought
+// to the front first. The Screenshot's Viewport is the element's box.
+func (p *Page) ScreenshotElement(ctx context.Context, el *Element, opts ScreenshotOptions) (*Screenshot, error) {
+	if el == nil || el.Frame == nil || el.Frame.Parent != nil || el.Frame.sess != p.main || el.text {
+		return nil, fmt.Errorf("screenshot of %s: only an element of the main frame can be captured", el)
+	}
+	defer p.unhold(el.held)
+	ctx, release := withObjects(ctx)
+	defer func() { go release() }()
+	if err := p.main.call(ctx, "Page.bringToFront", nil, nil); err != nil {
+		return nil, fmt.Errorf("screenshot of %s: bring tab to front: %w", el, err)
+	}
+	obj := el.held.object()
+	if obj == "" {
+		var err error
+		if obj, err = p.main.resolveNode(ctx, el.BackendNodeID); err != nil {
+			return nil, fmt.Errorf("screenshot of %s: %w", el, err)
+		}
+	}
+	res, err := p.main.callOn(ctx, obj, jsElementBox, true)
+	if err != nil {
+		return nil, fmt.Errorf("screenshot of %s: %w", el, err)
+	}
+	var box struct {
+		X      float64 `json:"x"`
+		Y      float64 `json:"y"`
+		Width  float64 `json:"width"`
+		Height float64 `json:"height"`
+		DPR    float64 `json:"dpr"`
+	}
+	if err := unmarshalValue(res.Value, &box); err != nil {
+		return nil, fmt.Errorf("screenshot of %s: %w", el, err)
+	}
+	if box.Width < 1 || box.Height < 1 {
+		return nil, fmt.Errorf("screenshot of %s: the element has no visible box", el)
+	}
+	if box.DPR <= 0 {
+		box.DPR = 1
+	}
+	scale := 1.0
+	w, h := box.Width*box.DPR, box.Height*box.DPR
+	if opts.MaxWidth > 0 && w > float64(opts.MaxWidth) {
+		scale = math.Min(scale, float64(opts.MaxWidth)/w)
+	}
+	if opts.MaxHeight > 0 && h > float64(opts.MaxHeight) {
+		scale = math.Min(scale, float64(opts.MaxHeight)/h)
+	}
+	params := map[string]any{
+		"format": "png",
+		// The clip is in the document's CSS pixels; its scale multiplies
+		// the device scale factor.
+		"clip": map[string]any{"x": box.X, "y": box.Y, "width": box.Width, "height": box.Height, "scale": scale},
+	}
+	var shot struct {
+		Data string `json:"data"`
+	}
+	if err := p.main.call(ctx, "Page.captureScreenshot", params, &shot); err != nil {
+		return nil, fmt.Errorf("screenshot of %s: %w", el, err)
+	}
+	img, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		return nil, fmt.Errorf("screenshot of %s: decoding the image: %w", el, err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(img))
+	if err != nil {
+		return nil, fmt.Errorf("screenshot of %s: reading the image's size: %w", el, err)
+	}
+	return &Screenshot{PNG: img, Width: cfg.Width, Height: cfg.Height,
+		Viewport: Viewport{Width: box.Width, Height: box.Height, DeviceScaleFactor: box.DPR}}, nil
+}
+
+// jsElementBox scrolls this element into view and returns its box in the
+// document's CSS pixels, and the device pixel ratio.
+const jsElementBox = `function() {
+  this.scrollIntoViewIfNeeded(true);
+  const r = this.getBoundingClientRect();
+  return {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height, dpr: window.devicePixelRatio};
+}`

@@ -33,6 +33,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
+	"github.com/browserfleet/browserfleet/engine/page"
 	"github.com/browserfleet/browserfleet/runner/egress"
 	"github.com/browserfleet/browserfleet/runner/rpc"
 )
@@ -95,6 +96,11 @@ type settings struct {
 	// userAgent, from a --user-agent switch, replaces the profile's user
 	// agent string.
 	userAgent string
+
+	// captchaImage and captchaInput are the captcha's selectors when the
+	// session's captchas are to be solved (see captchaSettings); empty
+	// otherwise.
+	captchaImage, captchaInput string
 
 	// notes say what the session asked for and the runner cannot do; they
 	// are logged once at start.
@@ -326,12 +332,58 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		s.locale = strings.ReplaceAll(bs.Fingerprint.Locales[0], "_", "-")
 	}
 
+	var cerr error
+	s.captchaImage, s.captchaInput, s.notes, cerr = captchaSettings(bs, s.notes)
+	if cerr != nil {
+		errs = append(errs, cerr)
+	}
+
 	// What the manager reports in the session's UnsupportedSetting
 	// condition, in the runner's log too.
 	for _, u := range v1alpha1.UnsupportedSettings(spec) {
 		s.notes = append(s.notes, u.String())
 	}
 	return s, errors.Join(errs...)
+}
+
+// captchaSettings reads the captcha fields of bs: the selectors when
+// captchas are to be solved, which is when both are set and solveCaptchas
+// is not false (it defaults to true, as in the reference service). One
+// selector without the other, or one this runner cannot resolve, is an
+// error naming the field; solveCaptchas without selectors, and selectors
+// with solveCaptchas false, are noted.
+func captchaSettings(bs *v1alpha1.BrowserSettings, notes []string) (image, input string, _ []string, _ error) {
+	const base = "cloudSessionCreateParams.browserSettings."
+	img, in := bs.CaptchaImageSelector, bs.CaptchaInputSelector
+	var errs []error
+	switch {
+	case img == "" && in == "":
+		// solveCaptchas alone: v1alpha1.UnsupportedSettings says so.
+		return "", "", notes, nil
+	case img == "":
+		return "", "", notes, fmt.Errorf("%scaptchaImageSelector is required with captchaInputSelector", base)
+	case in == "":
+		return "", "", notes, fmt.Errorf("%scaptchaInputSelector is required with captchaImageSelector", base)
+	}
+	for _, f := range []struct{ name, sel string }{{"captchaImageSelector", img}, {"captchaInputSelector", in}} {
+		if err := page.CheckSelector(f.sel); err != nil {
+			errs = append(errs, fmt.Errorf("%s%s: %w", base, f.name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return "", "", notes, errors.Join(errs...)
+	}
+	if !ptr.Deref(bs.SolveCaptchas, true) {
+		return "", "", append(notes, "browserSettings.captchaImageSelector and captchaInputSelector: solveCaptchas is false, so captchas are not solved"), nil
+	}
+	return img, in, notes, nil
+}
+
+// CaptchaSelectors returns the selectors of the session's captcha image
+// and answer field, and whether the session's captchas are to be solved.
+func (b *Browser) CaptchaSelectors() (image, input string, ok bool) {
+	s := b.settings
+	return s.captchaImage, s.captchaInput, s.captchaImage != ""
 }
 
 // ignoresDefault reports whether the session drops the default switch

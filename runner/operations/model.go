@@ -18,6 +18,7 @@ package operations
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -181,6 +182,20 @@ func (m *models) llmConfig(c rpc.ModelConfig) llm.Config {
 		Headers:    c.Headers,
 		HTTPClient: m.http,
 	}
+}
+
+// SessionModel returns the client of the session's own model, with its
+// credentials (or through the model gateway, as for act), for the work
+// the runner does on the session's behalf (solving captchas); an error
+// says why there is none.
+func (a *Automation) SessionModel() (llm.Client, error) {
+	switch {
+	case a.models.err != nil:
+		return nil, fmt.Errorf("the session's model cannot be used: %w", a.models.err)
+	case a.models.client == nil:
+		return nil, errors.New("the session has no model (spec.model)")
+	}
+	return a.models.client, nil
 }
 
 // noModelError is what a call that needs a model and has none is told;

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,9 @@ type Server struct {
 	browser  *chromium.Browser
 	stopping bool
 	inflight map[*int]context.CancelCauseFunc
+	// sources report what happens in the session besides its operations
+	// (AddProgressSource).
+	sources []ProgressSource
 	// tasks are the session's agent tasks.
 	tasks *agenttask.Registry
 }
@@ -126,6 +130,39 @@ func (s *Server) SetBrowser(b *chromium.Browser) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.browser = b
+}
+
+// ProgressSource reports what happens in the session besides its
+// operations, such as a captcha solved, as progress lines of the
+// operations in flight.
+type ProgressSource interface {
+	// Watch sends the source's lines to progress until stop is called.
+	Watch(progress func(rpc.LogLine)) (stop func())
+}
+
+// AddProgressSource has every operation from now on carry src's lines in
+// its progress while it runs.
+func (s *Server) AddProgressSource(src ProgressSource) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sources = append(s.sources, src)
+}
+
+// watchSources sends the lines of the session's progress sources to
+// progress until the returned function is called.
+func (s *Server) watchSources(progress func(rpc.LogLine)) (stop func()) {
+	s.mu.Lock()
+	sources := slices.Clone(s.sources)
+	s.mu.Unlock()
+	stops := make([]func(), len(sources))
+	for i, src := range sources {
+		stops[i] = src.Watch(progress)
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
 }
 
 // BeginShutdown refuses new operations and agent tasks with SHUTTING_DOWN
@@ -437,9 +474,11 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, op string, para
 	page := tgt.TabFor(ctx, s.settle)
 	start := time.Now()
 	stopEgress := b.WatchEgress(resp.progress)
+	stopSources := s.watchSources(resp.progress)
 	result, usage, report, err := fn(ctx, page, resp.progress)
 	// The refusals are told before the outcome.
 	stopEgress()
+	stopSources()
 	elapsed := time.Since(start)
 	if err != nil {
 		e := s.classify(ctx, b, err)

@@ -562,6 +562,16 @@ func crossFieldIssues(doc any) []Issue {
 		}
 	}
 	if bs, ok := csp["browserSettings"].(map[string]any); ok {
+		// The captcha's image and answer field go together (the runner
+		// has no captcha detection of its own).
+		_, img := bs["captchaImageSelector"]
+		_, in := bs["captchaInputSelector"]
+		switch {
+		case in && !img:
+			add("cloudSessionCreateParams.browserSettings.captchaImageSelector", "is required with captchaInputSelector")
+		case img && !in:
+			add("cloudSessionCreateParams.browserSettings.captchaInputSelector", "is required with captchaImageSelector")
+		}
 		if fp, ok := bs["fingerprint"].(map[string]any); ok {
 			if sc, ok := fp["screen"].(map[string]any); ok {
 				const base = "cloudSessionCreateParams.browserSettings.fingerprint.screen"

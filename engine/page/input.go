@@ -29,6 +29,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/browserfleet/browserfleet/engine/action"
+	"github.com/browserfleet/browserfleet/engine/cdpconn"
 )
 
 // ErrUnsupportedMethod reports a method Perform does not know.
@@ -457,12 +458,12 @@ func mouseEvent(typ input.MouseType, x, y float64, button input.MouseButton, cli
 
 // clickEvents are the events of a click of count clicks at (x, y): the
 // move there, then a press and a release per click.
-func clickEvents(x, y float64, count int64) []laneCommand {
-	cmds := []laneCommand{{input.CommandDispatchMouseEvent, mouseEvent(input.MouseMoved, x, y, input.None, 0)}}
+func clickEvents(x, y float64, count int64) []cdpconn.Command {
+	cmds := []cdpconn.Command{{Method: input.CommandDispatchMouseEvent, Params: mouseEvent(input.MouseMoved, x, y, input.None, 0)}}
 	for n := int64(1); n <= count; n++ {
 		cmds = append(cmds,
-			laneCommand{input.CommandDispatchMouseEvent, mouseEvent(input.MousePressed, x, y, input.Left, n)},
-			laneCommand{input.CommandDispatchMouseEvent, mouseEvent(input.MouseReleased, x, y, input.Left, n)})
+			cdpconn.Command{Method: input.CommandDispatchMouseEvent, Params: mouseEvent(input.MousePressed, x, y, input.Left, n)},
+			cdpconn.Command{Method: input.CommandDispatchMouseEvent, Params: mouseEvent(input.MouseReleased, x, y, input.Left, n)})
 	}
 	return cmds
 }

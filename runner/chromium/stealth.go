@@ -34,6 +34,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/browserfleet/browserfleet/engine/cdpconn"
 )
 
 // advancedStealth removes the tells that give a headless, automated
@@ -183,7 +185,7 @@ const stealthTimeout = 10 * time.Second
 // connection of its own because chromedp drops the messages of sessions it
 // did not open itself.
 type stealthConn struct {
-	conn   *chromedp.Conn
+	conn   *cdpconn.Conn
 	log    *slog.Logger
 	script string
 	ua     *emulation.SetUserAgentOverrideParams
@@ -194,11 +196,6 @@ type stealthConn struct {
 	tabReady chan struct{}
 	tabOnce  sync.Once
 	tabErr   error
-
-	mu      sync.Mutex
-	next    int64
-	pending map[int64]chan *cdproto.Message
-	err     error
 }
 
 // dialStealth opens the stealth connection to the browser at endpoint and
@@ -206,16 +203,15 @@ type stealthConn struct {
 func dialStealth(ctx context.Context, endpoint string, tab target.ID, script string, ua *emulation.SetUserAgentOverrideParams, log *slog.Logger) (*stealthConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, stealthTimeout)
 	defer cancel()
-	conn, err := chromedp.DialContext(ctx, endpoint)
+	sc := &stealthConn{log: log, script: script, ua: ua, tab: tab, tabReady: make(chan struct{})}
+	conn, err := cdpconn.Dial(ctx, endpoint, sc.onEvent)
 	if err != nil {
 		return nil, fmt.Errorf("advancedStealth: connecting to the browser: %w", err)
 	}
-	sc := &stealthConn{conn: conn, log: log, script: script, ua: ua, tab: tab, tabReady: make(chan struct{}),
-		pending: map[int64]chan *cdproto.Message{}}
-	go sc.read()
+	sc.conn = conn
 	// The browser's existing tabs are attached too (not held: they run
 	// already), the runner's among them.
-	if err := sc.call(ctx, "", target.CommandSetAutoAttach, target.SetAutoAttach(true, true).WithFlatten(true)); err != nil {
+	if err := conn.Call(ctx, "", target.CommandSetAutoAttach, target.SetAutoAttach(true, true).WithFlatten(true), nil); err != nil {
 		sc.close()
 		return nil, fmt.Errorf("advancedStealth: %w", err)
 	}
@@ -235,98 +231,21 @@ func dialStealth(ctx context.Context, endpoint string, tab target.ID, script str
 }
 
 // close ends the connection; Chrome detaches its sessions with it.
-func (sc *stealthConn) close() { _ = sc.conn.Close() }
+func (sc *stealthConn) close() { sc.conn.Close() }
 
-// read hands answers to their callers and prepares each target Chrome
-// attaches, until the connection ends.
-func (sc *stealthConn) read() {
-	for {
-		var msg cdproto.Message
-		if err := sc.conn.Read(context.Background(), &msg); err != nil {
-			sc.fail(err)
-			return
-		}
-		if msg.Method == cdproto.EventTargetAttachedToTarget {
-			var ev target.EventAttachedToTarget
-			if err := jsonv2.Unmarshal(msg.Params, &ev, chromedp.DefaultUnmarshalOptions); err != nil || ev.TargetInfo == nil {
-				sc.log.Debug("advancedStealth: an attach event that does not decode", "err", err)
-				continue
-			}
-			// Commands wait for answers that this goroutine reads.
-			go sc.prepare(ev.SessionID, ev.TargetInfo)
-			continue
-		}
-		if msg.ID == 0 {
-			continue
-		}
-		sc.mu.Lock()
-		ch := sc.pending[msg.ID]
-		delete(sc.pending, msg.ID)
-		sc.mu.Unlock()
-		if ch != nil {
-			ch <- &msg
-		}
+// onEvent prepares each target Chrome attaches. It runs on the
+// connection's reading goroutine, which the preparation's commands wait
+// on: it hands the target to a goroutine of its own.
+func (sc *stealthConn) onEvent(c *cdpconn.Conn, msg *cdproto.Message) {
+	if msg.Method != cdproto.EventTargetAttachedToTarget {
+		return
 	}
-}
-
-func (sc *stealthConn) fail(err error) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.err == nil {
-		sc.err = fmt.Errorf("the stealth connection closed: %w", err)
+	var ev target.EventAttachedToTarget
+	if err := jsonv2.Unmarshal(msg.Params, &ev, chromedp.DefaultUnmarshalOptions); err != nil || ev.TargetInfo == nil {
+		sc.log.Debug("advancedStealth: an attach event that does not decode", "err", err)
+		return
 	}
-	for id, ch := range sc.pending {
-		close(ch)
-		delete(sc.pending, id)
-	}
-}
-
-// call sends one command on session sid ("" for the browser) and waits for
-// its answer.
-func (sc *stealthConn) call(ctx context.Context, sid target.SessionID, method string, params any) error {
-	raw, err := jsonv2.Marshal(params, chromedp.DefaultMarshalOptions)
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	ch := make(chan *cdproto.Message, 1)
-	sc.mu.Lock()
-	if sc.err != nil {
-		defer sc.mu.Unlock()
-		return sc.err
-	}
-	sc.next++
-	id := sc.next
-	sc.pending[id] = ch
-	// Under the lock: one writer at a time on the connection.
-	err = sc.conn.Write(ctx, &cdproto.Message{ID: id, SessionID: sid, Method: cdproto.MethodType(method), Params: raw})
-	sc.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	select {
-	case msg, ok := <-ch:
-		switch {
-		case !ok:
-			return fmt.Errorf("%s: %w", method, sc.closedErr())
-		case msg.Error != nil:
-			return fmt.Errorf("%s: %w", method, msg.Error)
-		}
-		return nil
-	case <-ctx.Done():
-		sc.mu.Lock()
-		delete(sc.pending, id)
-		sc.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, ctx.Err())
-	}
-}
-
-func (sc *stealthConn) closedErr() error {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.err == nil {
-		return errors.New("the stealth connection closed")
-	}
-	return sc.err
+	go sc.prepare(c, ev.SessionID, ev.TargetInfo)
 }
 
 // prepare adds the patches and the profile's user agent to a page or
@@ -334,7 +253,7 @@ func (sc *stealthConn) closedErr() error {
 // and workers for it in turn, and lets the target run. Any other target
 // (a worker) is only let run. A target is always let run, prepared or
 // not: a failure is logged, never a tab held forever.
-func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
+func (sc *stealthConn) prepare(c *cdpconn.Conn, sid target.SessionID, info *target.Info) {
 	ctx, cancel := context.WithTimeout(context.Background(), stealthTimeout)
 	defer cancel()
 	var failed error
@@ -351,7 +270,7 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 			{target.CommandSetAutoAttach, target.SetAutoAttach(true, true).WithFlatten(true)},
 		}
 		for _, st := range steps {
-			if err := sc.call(ctx, sid, st.method, st.params); err != nil {
+			if err := c.Call(ctx, sid, st.method, st.params, nil); err != nil {
 				sc.log.Warn("advancedStealth: a target was not prepared", "target", info.TargetID, "type", info.Type, "err", err)
 				failed = err
 				break
@@ -361,11 +280,11 @@ func (sc *stealthConn) prepare(sid target.SessionID, info *target.Info) {
 	if strings.HasSuffix(info.Type, "worker") {
 		// A worker waits before its first script: the patches go in
 		// first.
-		if err := sc.call(ctx, sid, runtime.CommandEvaluate, runtime.Evaluate(sc.script)); err != nil {
+		if err := c.Call(ctx, sid, runtime.CommandEvaluate, runtime.Evaluate(sc.script), nil); err != nil {
 			sc.log.Warn("advancedStealth: a worker was not prepared", "target", info.TargetID, "type", info.Type, "err", err)
 		}
 	}
-	if err := sc.call(ctx, sid, runtime.CommandRunIfWaitingForDebugger, runtime.RunIfWaitingForDebugger()); err != nil {
+	if err := c.Call(ctx, sid, runtime.CommandRunIfWaitingForDebugger, runtime.RunIfWaitingForDebugger(), nil); err != nil {
 		sc.log.Debug("advancedStealth: letting a target run", "target", info.TargetID, "err", err)
 	}
 	if info.TargetID == sc.tab {

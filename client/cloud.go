@@ -153,7 +153,9 @@ const (
 // Geolocation) or an external one (with Server and its credentials).
 type CloudProxy struct {
 	Type CloudProxyType
-	// DomainPattern limits the proxy to matching hosts.
+	// DomainPattern limits the proxy to the hosts it matches: a regular
+	// expression (RE2 syntax) matched against the whole host name, ignoring
+	// case, e.g. `(.*\.)?example\.com`; the first matching proxy carries a host.
 	DomainPattern string
 	// Geolocation is where a service proxy's exit is.
 	Geolocation *CloudProxyGeolocation

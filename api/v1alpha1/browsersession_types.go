@@ -543,7 +543,11 @@ type Proxy struct {
 	// +unionDiscriminator
 	Type ProxyType `json:"type,omitempty"`
 
-	// domainPattern limits the proxy to hosts that match this pattern.
+	// domainPattern limits the proxy to the hosts it matches: a regular
+	// expression (RE2 syntax) matched against the whole host name, without
+	// its port, ignoring case, e.g. `(.*\.)?example\.com`. The first proxy
+	// whose pattern matches a host carries it; one without a pattern carries
+	// any host; a host no proxy takes goes directly.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024

@@ -77,19 +77,9 @@ func UnsupportedSettings(spec *BrowserSessionSpec) []UnsupportedSetting {
 	if params.ExtensionID != "" {
 		add("extensionId", notSupported)
 	}
-	external := false
 	for i, p := range params.Proxies {
-		field := fmt.Sprintf("proxies[%d]", i)
-		switch {
-		case p.Type == ProxyTypeCloud:
-			add(field, "this installation has no cloud proxies; the entry is ignored")
-		case external:
-			add(field, "only the first external proxy is used; the entry is ignored")
-		default:
-			external = true
-			if p.DomainPattern != "" {
-				add(field+".domainPattern", "the proxy carries all traffic, not only matching hosts")
-			}
+		if p.Type == ProxyTypeCloud {
+			add(fmt.Sprintf("proxies[%d]", i), "this installation has no cloud proxies; the entry is ignored")
 		}
 	}
 	return out

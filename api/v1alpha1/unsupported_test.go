@@ -118,7 +118,7 @@ var settingClasses = map[string]struct {
 	"cloudSessionCreateParams.extensionId":                                  {flagged: "cloudSessionCreateParams.extensionId"},
 	"cloudSessionCreateParams.keepAlive":                                    {},
 	"cloudSessionCreateParams.proxies[].type":                               {value: `"cloud"`, flagged: "cloudSessionCreateParams.proxies[0]"},
-	"cloudSessionCreateParams.proxies[].domainPattern":                      {flagged: "cloudSessionCreateParams.proxies[0].domainPattern"},
+	"cloudSessionCreateParams.proxies[].domainPattern":                      {},
 	"cloudSessionCreateParams.proxies[].geolocation.country":                {},
 	"cloudSessionCreateParams.proxies[].geolocation.city":                   {},
 	"cloudSessionCreateParams.proxies[].geolocation.state":                  {},

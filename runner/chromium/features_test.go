@@ -22,6 +22,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ import (
 	"github.com/browserfleet/browserfleet/api/v1alpha1"
 	"github.com/browserfleet/browserfleet/runner/blocklist"
 	"github.com/browserfleet/browserfleet/runner/chromium"
+	"github.com/browserfleet/browserfleet/runner/config"
 	"github.com/browserfleet/browserfleet/runner/internal/browsertest"
 	"github.com/browserfleet/browserfleet/runner/internal/runnertest"
 	"github.com/browserfleet/browserfleet/runner/rpc"
@@ -276,4 +278,42 @@ func checkCanary(t *testing.T, path string) {
 	if err != nil || string(got) != "still here" {
 		t.Errorf("the canary %s did not survive: %q, %v", path, got, err)
 	}
+}
+
+// TestProxiesRoutedByDomainPattern: a cloud session's external proxies each
+// carry the hosts their domainPattern matches, the first match winning, and
+// the one without a pattern the rest; each proxy here forwards every
+// request to a page server of its own, whose page names the proxy, and
+// counts what it forwarded.
+func TestProxiesRoutedByDomainPattern(t *testing.T) {
+	page := func(name string) http.Handler {
+		return runnertest.HTMLHandler(`<!doctype html><title>via ` + name + `</title>`)
+	}
+	shopProxy, shopSrv := runnertest.NewAuthProxy(t, "", "", runnertest.NewPageServer(t, page("shop")).URL)
+	restProxy, restSrv := runnertest.NewAuthProxy(t, "shopper", "s3cret", runnertest.NewPageServer(t, page("rest")).URL)
+	cfg := runnertest.Config(runnertest.CloudParams(&v1alpha1.CloudSessionCreateParams{
+		Proxies: []v1alpha1.Proxy{
+			{Type: v1alpha1.ProxyTypeExternal, Server: shopSrv.URL, DomainPattern: `(.*\.)?shop\.example\.test`},
+			{Type: v1alpha1.ProxyTypeExternal, Server: restSrv.URL, Username: "shopper", PasswordSecretRef: &v1alpha1.SecretKeyReference{Name: "p", Key: "k"}},
+		},
+	}))
+	cfg.Secrets.ProxyPasswords = map[int]config.Secret{1: config.NewSecret("s3cret")}
+	b := browsertest.Start(t, cfg)
+	for _, tc := range []struct{ url, want string }{
+		{"http://shop.example.test/", "via shop"},
+		{"http://www.shop.example.test/cart", "via shop"},
+		{"http://news.example.test/", "via rest"},
+		{"http://shop.example.test.other.test/", "via rest"},
+	} {
+		browsertest.MustNavigate(t, b, tc.url)
+		var title string
+		browsertest.Evaluate(t, b, `document.title`, &title)
+		runnertest.Want(t, tc.url+" title", title, tc.want)
+	}
+	_, _, shopServed := shopProxy.Stats()
+	attempts, refused, restServed := restProxy.Stats()
+	runnertest.Want(t, "requests through the shop proxy", shopServed >= 2, true)
+	runnertest.Want(t, "requests through the other proxy", restServed >= 2, true)
+	runnertest.Want(t, "refused by the other proxy", refused, 0)
+	runnertest.Want(t, "the other proxy got the session's credentials", slices.Contains(attempts, "shopper:s3cret"), true)
 }

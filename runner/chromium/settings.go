@@ -19,9 +19,11 @@ package chromium
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -72,7 +74,8 @@ type settings struct {
 	userArgs          []flag
 	ignoreDefaultArgs []string
 	ignoreAllDefaults bool
-	proxy             *proxySettings
+	// proxies are the session's upstream proxies, in order (egressRoute).
+	proxies []proxySettings
 
 	// userDataDir is the profile's path under the data directory; empty
 	// means a temporary profile removed at close.
@@ -118,6 +121,9 @@ type proxySettings struct {
 	bypass   string
 	username string
 	password config.Secret
+	// domain, when not nil, limits the proxy to the hosts it matches
+	// (a cloud session's domainPattern).
+	domain *regexp.Regexp
 }
 
 // flag is one Chromium command-line switch: value is a string (--name=value)
@@ -281,21 +287,32 @@ func newSettings(cfg *config.Config) (*settings, error) {
 		}
 	}
 
-	// The proxy: the launch proxy, else the first external proxy of the
-	// cloud parameters. It becomes the egress proxy's upstream for every
-	// host its bypass list does not name; further proxies and domain
-	// patterns are not honoured yet (v1alpha1.UnsupportedSettings says so).
+	// The proxies: the launch proxy, for every host its bypass list does
+	// not name; else the external proxies of the cloud parameters, each
+	// for the hosts its domainPattern matches, the first match winning,
+	// one without a pattern for any host (see egressRoute). Cloud proxies
+	// are not served here (v1alpha1.UnsupportedSettings says so).
 	if p := lo.Proxy; p != nil {
-		s.proxy = &proxySettings{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}
+		s.proxies = []proxySettings{{server: p.Server, bypass: p.Bypass, username: p.Username, password: cfg.Secrets.LaunchProxyPassword}}
 	} else if params != nil {
 		for i, p := range params.Proxies {
-			if p.Type != v1alpha1.ProxyTypeCloud && s.proxy == nil {
-				s.proxy = &proxySettings{server: p.Server, username: p.Username, password: cfg.Secrets.ProxyPasswords[i]}
+			if p.Type == v1alpha1.ProxyTypeCloud {
+				continue
 			}
+			ps := proxySettings{server: p.Server, username: p.Username, password: cfg.Secrets.ProxyPasswords[i]}
+			if p.DomainPattern != "" {
+				re, err := v1alpha1.DomainPatternRegexp(p.DomainPattern)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("cloudSessionCreateParams.proxies[%d].domainPattern: %w", i, err))
+					continue
+				}
+				ps.domain = re
+			}
+			s.proxies = append(s.proxies, ps)
 		}
 	}
-	if s.proxy != nil {
-		if _, err := egress.ParseUpstream(s.proxy.server); err != nil {
+	for _, p := range s.proxies {
+		if _, err := egress.ParseUpstream(p.server); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -412,18 +429,49 @@ func chooseProfileNotes(bs *v1alpha1.BrowserSettings, notes []string) (devicePro
 	return p, append(notes, more...)
 }
 
-// egressRoute is the session's proxy as the egress proxy's upstream, nil
-// when it has none. newSettings checked the server.
+// egressRoute routes the egress proxy's connections through the session's
+// proxies, nil when it has none: the launch proxy for every host its bypass
+// list does not name; a cloud session's external proxies by their
+// domainPattern, in order, the first that matches the host (or has no
+// pattern) winning, and a host none matches directly. Either way every
+// connection still goes through the egress gate's Dialer. newSettings
+// checked the servers and patterns.
 func (s *settings) egressRoute() egress.Router {
-	if s.proxy == nil {
+	type route struct {
+		// via is the proxy's router: itself, but for the hosts its
+		// bypass list names and loopback, which go directly.
+		via    egress.Router
+		domain *regexp.Regexp
+	}
+	var routes []route
+	for _, p := range s.proxies {
+		u, err := egress.ParseUpstream(p.server)
+		if err != nil {
+			return nil
+		}
+		up := &egress.Upstream{URL: u, Username: p.username, Password: p.password.Reveal()}
+		routes = append(routes, route{egress.BypassRouter(up, p.bypass), p.domain})
+	}
+	switch len(routes) {
+	case 0:
+		return nil
+	case 1:
+		if routes[0].domain == nil {
+			return routes[0].via
+		}
+	}
+	return func(hostport string) *egress.Upstream {
+		host := hostport
+		if h, _, err := net.SplitHostPort(hostport); err == nil {
+			host = h
+		}
+		for _, r := range routes {
+			if r.domain == nil || r.domain.MatchString(host) {
+				return r.via(hostport)
+			}
+		}
 		return nil
 	}
-	u, err := egress.ParseUpstream(s.proxy.server)
-	if err != nil {
-		return nil
-	}
-	up := &egress.Upstream{URL: u, Username: s.proxy.username, Password: s.proxy.password.Reveal()}
-	return egress.BypassRouter(up, s.proxy.bypass)
 }
 
 // ValidateSettings refuses the session settings StartBrowser would refuse,

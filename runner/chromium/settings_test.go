@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,8 +99,8 @@ func TestConfigFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.proxy == nil || s.proxy.server != "http://proxy:3128" || s.proxy.password.Reveal() != "proxy-pw" {
-		t.Errorf("proxy = %+v, want the first external proxy with its password", s.proxy)
+	if len(s.proxies) != 1 || s.proxies[0].server != "http://proxy:3128" || s.proxies[0].password.Reveal() != "proxy-pw" {
+		t.Errorf("proxies = %+v, want the external proxy with its password", s.proxies)
 	}
 
 	// IPv6 pod IPs are bracketed; a flag wins.
@@ -233,8 +234,9 @@ func TestSettings(t *testing.T) {
 				runnertest.Want(t, "--proxy-server", flags["proxy-server"], any(testEgressProxy))
 				runnertest.Want(t, "--proxy-bypass-list", flags["proxy-bypass-list"], any("<-loopback>"))
 				runnertest.Want(t, "--disable-quic", flags["disable-quic"], any(true))
-				runnertest.Want(t, "upstream", s.proxy.server, "socks5://proxy:1080")
-				runnertest.Want(t, "upstream bypass", s.proxy.bypass, "localhost,.internal")
+				runnertest.Want(t, "upstreams", len(s.proxies), 1)
+				runnertest.Want(t, "upstream", s.proxies[0].server, "socks5://proxy:1080")
+				runnertest.Want(t, "upstream bypass", s.proxies[0].bypass, "localhost,.internal")
 				runnertest.WantContains(t, "notes", strings.Join(s.notes, "\n"),
 					"--proxy-server is one of the runner's safety switches and stays",
 					"--disable-quic is one of the runner's safety switches and stays")
@@ -388,8 +390,8 @@ func TestSettings(t *testing.T) {
 			check: func(t *testing.T, s *settings, _ map[string]any) {
 				notes := strings.Join(s.notes, "\n")
 				runnertest.WantContains(t, "notes", notes, "browserSettings.solveCaptchas", "browserSettings.context", "proxies[0]")
-				if s.proxy != nil {
-					t.Errorf("a cloud proxy became %+v", s.proxy)
+				if len(s.proxies) != 0 {
+					t.Errorf("a cloud proxy became %+v", s.proxies)
 				}
 			},
 		},
@@ -677,5 +679,82 @@ func TestBrowserChoice(t *testing.T) {
 				runnertest.Want(t, "--"+name, got[name], want)
 			}
 		})
+	}
+}
+
+// TestEgressRoute checks which upstream proxy each host goes through: a
+// cloud session's external proxies by their domainPattern, in order, the
+// first match winning, one without a pattern taking any host, and a host
+// none matches going directly; loopback always directly.
+func TestEgressRoute(t *testing.T) {
+	proxies := []v1alpha1.Proxy{
+		{Type: v1alpha1.ProxyTypeExternal, Server: "http://shop:3128", DomainPattern: `(.*\.)?shop\.example`},
+		{Type: v1alpha1.ProxyTypeCloud, DomainPattern: `.*`},
+		{Type: v1alpha1.ProxyTypeExternal, Server: "http://news:3128", DomainPattern: `news\.example|(.*\.)?press\.example`},
+	}
+	tests := []struct {
+		name    string
+		proxies []v1alpha1.Proxy
+		want    map[string]string // host:port -> proxy host, "" directly
+	}{
+		{
+			name:    "patterns only",
+			proxies: proxies,
+			want: map[string]string{
+				"shop.example:443":     "shop:3128",
+				"WWW.Shop.Example:443": "shop:3128",
+				"news.example:80":      "news:3128",
+				"a.press.example:443":  "news:3128",
+				"shop.example.net:443": "",
+				"xnews.example:443":    "",
+				"other.example:443":    "",
+				"127.0.0.1:8080":       "",
+			},
+		},
+		{
+			name:    "a proxy without a pattern takes the rest",
+			proxies: append(slices.Clone(proxies), v1alpha1.Proxy{Type: v1alpha1.ProxyTypeExternal, Server: "http://default:3128"}),
+			want: map[string]string{
+				"shop.example:443":  "shop:3128",
+				"news.example:80":   "news:3128",
+				"other.example:443": "default:3128",
+				"localhost:8080":    "",
+			},
+		},
+		{
+			name:    "the first match wins",
+			proxies: []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeExternal, Server: "http://all:3128"}, proxies[0]},
+			want:    map[string]string{"shop.example:443": "all:3128", "other.example:443": "all:3128"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := newSettings(runnertest.Config(runnertest.CloudParams(&v1alpha1.CloudSessionCreateParams{Proxies: tt.proxies})))
+			if err != nil {
+				t.Fatal(err)
+			}
+			route := s.egressRoute()
+			got := map[string]string{}
+			for host := range tt.want {
+				got[host] = ""
+				if up := route(host); up != nil {
+					got[host] = up.URL.Host
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("routes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDomainPatternRefused: a domainPattern that is no regular expression
+// fails the start, naming the field.
+func TestDomainPatternRefused(t *testing.T) {
+	_, err := newSettings(runnertest.Config(runnertest.CloudParams(&v1alpha1.CloudSessionCreateParams{
+		Proxies: []v1alpha1.Proxy{{Type: v1alpha1.ProxyTypeExternal, Server: "http://p:3128", DomainPattern: `(unclosed`}},
+	})))
+	if err == nil || !strings.Contains(err.Error(), "cloudSessionCreateParams.proxies[0].domainPattern: is not a regular expression") {
+		t.Errorf("err = %v, want the field named", err)
 	}
 }

@@ -543,6 +543,11 @@ func crossFieldIssues(doc any) []Issue {
 				continue
 			}
 			base := fmt.Sprintf("cloudSessionCreateParams.proxies[%d]", i)
+			if dp, ok := pm["domainPattern"].(string); ok {
+				if _, err := v1alpha1.DomainPatternRegexp(dp); err != nil {
+					add(base+".domainPattern", err.Error())
+				}
+			}
 			switch pm["type"] {
 			case string(ProxyTypeExternal):
 				if _, ok := pm["server"]; !ok {

@@ -78,6 +78,8 @@ func TestDecodeStartIssues(t *testing.T) {
 			[]Issue{{"cloudSessionCreateParams.proxies[0].server", "must not carry credentials (user:password@): use username and password"}}},
 		{"launch proxy with credentials in its server", `{"modelName":"openai/gpt-4o","browser":{"type":"local","launchOptions":{"proxy":{"server":"me:hunter2@p:3128"}}}}`,
 			[]Issue{{"browser.launchOptions.proxy.server", "must not carry credentials (user:password@): use username and password"}}},
+		{"domainPattern that is no regular expression", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[{"type":"external","server":"http://p:3128","domainPattern":"(shop"}]}}`,
+			[]Issue{{"cloudSessionCreateParams.proxies[0].domainPattern", `is not a regular expression (RE2 syntax, matched against the whole host name, e.g. "(.*\.)?example\.com"): error parsing regexp: missing closing ): ` + "`(shop`"}}},
 		{"external proxy without server", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[{"type":"cloud"},{"type":"external","username":"u"}]}}`,
 			[]Issue{{"cloudSessionCreateParams.proxies[1].server", "is required for an external proxy"}}},
 		{"proxy fields of the other variant", `{"modelName":"openai/gpt-4o","cloudSessionCreateParams":{"proxies":[

@@ -79,7 +79,7 @@ func TestToSession(t *testing.T) {
 		{
 			name: "proxy array; external passwords and the model key go to the Secret",
 			body: `{"modelName":"openai/gpt-4o","browser":{"type":"cloud"},"cloudSessionCreateParams":{"proxies":[
-				{"type":"cloud","domainPattern":"*.example.com","geolocation":{"country":"FR","city":"Paris"}},
+				{"type":"cloud","domainPattern":"(.*\\.)?example\\.com","geolocation":{"country":"FR","city":"Paris"}},
 				{"type":"external","server":"http://p1:3128","username":"u1","password":"hunter2-first"},
 				{"type":"external","server":"http://p2:3128"},
 				{"type":"external","server":"http://p3:3128","username":"u3","password":"hunter2-third"}],
@@ -101,7 +101,7 @@ func TestToSession(t *testing.T) {
 						},
 					},
 					Proxies: []v1alpha1.Proxy{
-						{Type: v1alpha1.ProxyTypeCloud, DomainPattern: "*.example.com", Geolocation: &v1alpha1.ProxyGeolocation{Country: "FR", City: "Paris"}},
+						{Type: v1alpha1.ProxyTypeCloud, DomainPattern: `(.*\.)?example\.com`, Geolocation: &v1alpha1.ProxyGeolocation{Country: "FR", City: "Paris"}},
 						{Type: v1alpha1.ProxyTypeExternal, Server: "http://p1:3128", Username: "u1", PasswordSecretRef: secretRef("proxy-1-password")},
 						{Type: v1alpha1.ProxyTypeExternal, Server: "http://p2:3128"},
 						{Type: v1alpha1.ProxyTypeExternal, Server: "http://p3:3128", Username: "u3", PasswordSecretRef: secretRef("proxy-3-password")},

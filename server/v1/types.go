@@ -184,7 +184,8 @@ const (
 type ProxyConfig struct {
 	// Type is cloud or external. Required.
 	Type ProxyType `json:"type"`
-	// DomainPattern limits the proxy to matching hosts.
+	// DomainPattern limits the proxy to the hosts it matches: a regular
+	// expression matched against the whole host name (v1alpha1.DomainPatternRegexp).
 	DomainPattern string `json:"domainPattern,omitempty"`
 	// Geolocation is where a cloud proxy's exit is.
 	Geolocation *ProxyGeolocation `json:"geolocation,omitempty"`

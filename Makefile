@@ -108,6 +108,21 @@ docker-push: ## Push both images.
 	$(CONTAINER_TOOL) push $(IMG_CONTROLLER)
 	$(CONTAINER_TOOL) push $(IMG_RUNNER)
 
+# `make images` builds the same two images without docker or a registry:
+# buildah, with the Dockerfile's base images made locally from Debian's
+# packages and the host's Go (hack/images, docs/install.md "Building the
+# images without a registry"). Needs root, buildah, debootstrap, runc, jq.
+IMAGE_TAG ?= dev
+IMAGES_DIR ?= $(CURDIR)/bin/images
+
+.PHONY: images
+images: ## Build both images with buildah into OCI archives in IMAGES_DIR (controller.oci.tar, runner.oci.tar; tag IMAGE_TAG).
+	IMAGE_TAG=$(IMAGE_TAG) IMAGES_DIR=$(IMAGES_DIR) hack/images/build.sh
+
+.PHONY: images-check
+images-check: images ## Run the archived images' programs under runc as uid 65532 with a read-only root.
+	IMAGE_TAG=$(IMAGE_TAG) IMAGES_DIR=$(IMAGES_DIR) hack/images/check.sh
+
 .PHONY: helm-lint
 helm-lint: ## Lint the Helm chart.
 	$(HELM) lint --strict charts/browserfleet

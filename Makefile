@@ -143,6 +143,46 @@ dev: envtest build ## Run the whole service locally until Ctrl-C (state in DEV_D
 	go build -o bin/dev ./hack/dev
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) DEV_DIR=$(DEV_DIR) DEV_API_ADDRESS=$(DEV_API_ADDRESS) exec bin/dev
 
+##@ One-node cluster
+
+# `make cluster` runs a real one-node cluster on this machine (hack/cluster,
+# docs/install.md "A one-node cluster on this machine"): etcd and
+# kube-apiserver (envtest's), kube-controller-manager, kube-scheduler, a
+# kubelet, kube-proxy, containerd, runc and the CNI plugins, kube-router's
+# NetworkPolicy firewall and CoreDNS, all in the network namespace bf-node.
+# It returns once the node and DNS are ready and keeps running in the
+# background; KUBECONFIG=$(CLUSTER_DIR)/kubeconfig. Needs root.
+CLUSTER_DIR ?= .cluster
+CLUSTER_BIN ?= $(CURDIR)/bin/cluster
+CLUSTER_FLAGS = -dir $(CLUSTER_DIR) -assets $(ENVTEST_ASSETS) -bin $(CLUSTER_BIN)
+IMAGES ?=
+
+.PHONY: cluster-build
+cluster-build: envtest ## Build the cluster's binaries from source into CLUSTER_BIN (skipped when current).
+	ENVTEST_K8S_VERSION=$(ENVTEST_K8S_VERSION) CLUSTER_BIN=$(CLUSTER_BIN) hack/cluster.sh
+
+.PHONY: cluster
+cluster: cluster-build ## Start the one-node cluster in the background (state and kubeconfig in CLUSTER_DIR).
+	$(CLUSTER_BIN)/cluster up $(CLUSTER_FLAGS)
+
+.PHONY: cluster-down
+cluster-down: ## Stop the cluster: no process, mount or network namespace of it is left.
+	@test -x $(CLUSTER_BIN)/cluster || go build -o $(CLUSTER_BIN)/cluster ./hack/cluster
+	$(CLUSTER_BIN)/cluster down $(CLUSTER_FLAGS)
+
+.PHONY: cluster-load
+cluster-load: ## Import OCI image archives into the cluster's containerd (IMAGES="a.oci.tar b.oci.tar").
+	$(CLUSTER_BIN)/cluster load $(CLUSTER_FLAGS) $(IMAGES)
+
+.PHONY: cluster-status
+cluster-status: ## Say which of the cluster's components run.
+	$(CLUSTER_BIN)/cluster status $(CLUSTER_FLAGS)
+
+.PHONY: cluster-smoke
+cluster-smoke: ## Check the running cluster: a hardened pod, Service DNS, a NetworkPolicy, port-forward (fails when it is not up).
+	BROWSERFLEET_CLUSTER_KUBECONFIG=$(abspath $(CLUSTER_DIR))/kubeconfig KUBECTL=$(ENVTEST_ASSETS)/kubectl \
+		go test -count=1 -timeout=10m -v ./test/cluster/node/
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

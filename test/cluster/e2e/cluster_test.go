@@ -66,7 +66,9 @@ func start() string {
 
 func end(id string) {
 	GinkgoHelper()
-	ok("POST", "/v1/sessions/"+id+"/end", "")
+	r := call("POST", "/v1/sessions/"+id+"/end", "")
+	Expect(r.Status).To(Equal(http.StatusOK), "end: %s", r.Raw)
+	Expect(r.JSON()).To(HaveKeyWithValue("success", true), "end: %s", r.Raw)
 }
 
 func pageText(id string) string {
@@ -116,7 +118,7 @@ func sessionWorks(id string) {
 	Expect(pageText(id)).To(ContainSubstring("signed up ada@example.com"))
 }
 
-var _ = Describe("the chart on a real node", Ordered, func() {
+var _ = Describe("the chart on a real node", Ordered, ContinueOnFailure, func() {
 	It("serves a session end to end: a page in the cluster, an Action object, an instruction to the scripted model, end", func() {
 		id := start()
 		Expect(podField(runnerPod(id), "{.status.phase}")).To(Equal("Running"))

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ var (
 	modelURL string
 	// ours: this suite started the cluster, so it stops it.
 	ours bool
+	// netnsBefore are the named network namespaces before the cluster.
+	netnsBefore []string
 	// forwards are the running port-forwards, by name.
 	forwards = map[string]*exec.Cmd{}
 )
@@ -83,7 +86,9 @@ var _ = BeforeSuite(func() {
 	work = GinkgoT().TempDir()
 	assets := os.Getenv("ENVTEST_ASSETS")
 	Expect(assets).NotTo(BeEmpty(), "ENVTEST_ASSETS: the directory of kubectl (make test-cluster sets it)")
-	env = append(os.Environ(), "PATH="+work+":"+assets+":"+os.Getenv("PATH"), "KUBECONFIG="+filepath.Join(root, ".cluster/kubeconfig"))
+	// exec looks commands up in the suite's own PATH: helm and kubectl first.
+	Expect(os.Setenv("PATH", work+":"+assets+":"+os.Getenv("PATH"))).To(Succeed())
+	env = append(os.Environ(), "KUBECONFIG="+filepath.Join(root, ".cluster/kubeconfig"))
 
 	By("building helm and the fixture image")
 	step(5*time.Minute, "env", "GOBIN="+work, "go", "install", "helm.sh/helm/v4/cmd/helm@v4.3.1")
@@ -101,6 +106,7 @@ var _ = BeforeSuite(func() {
 	out, _ := run(time.Minute, "bin/cluster/cluster", "status", "-dir", ".cluster")
 	Expect(out).NotTo(MatchRegexp(`: running`), "a cluster is up already (make cluster-status); the suite starts its own: make cluster-down first\n%s", out)
 	ours = true
+	netnsBefore = netns()
 
 	By("running the README's block")
 	block := readmeBlock()
@@ -130,8 +136,25 @@ var _ = AfterSuite(func() {
 	if ours {
 		By("stopping the cluster: make cluster-down")
 		step(5*time.Minute, "make", "cluster-down")
+		var left []string
+		for _, n := range netns() {
+			if !slices.Contains(netnsBefore, n) {
+				left = append(left, n)
+			}
+		}
+		Expect(left).To(BeEmpty(), "make cluster-down left network namespaces in /run/netns")
 	}
 })
+
+// netns lists /run/netns.
+func netns() []string {
+	entries, _ := os.ReadDir("/run/netns")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
 
 // run runs a command in the repository with the suite's environment.
 func run(timeout time.Duration, name string, args ...string) (string, error) {

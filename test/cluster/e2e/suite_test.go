@@ -33,7 +33,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,11 +109,13 @@ var _ = BeforeSuite(func() {
 
 	By("running the README's block")
 	block := readmeBlock()
-	script := "set -euo pipefail\n" + block + "\nprintf 'KEY=%s\\n' \"$KEY\"\n"
-	out = step(20*time.Minute, "bash", "-c", script)
-	m := regexp.MustCompile(`(?m)^KEY=(\S+)$`).FindStringSubmatch(out)
-	Expect(m).NotTo(BeNil(), "the README's block printed no key:\n%s", out)
-	key = m[1]
+	// The key goes to a file, not to the suite's log.
+	keyFile := filepath.Join(work, "key")
+	step(20*time.Minute, "bash", "-c", "set -euo pipefail\n"+block+"\nprintf %s \"$KEY\" >"+keyFile+"\n")
+	raw, err := os.ReadFile(keyFile)
+	Expect(err).NotTo(HaveOccurred())
+	key = strings.TrimSpace(string(raw))
+	Expect(key).NotTo(BeEmpty(), "the README's block read no key")
 
 	By("adding the fixtures: a page, the scripted model, a metadata stand-in")
 	step(5*time.Minute, "make", "cluster-load", "IMAGES="+filepath.Join(work, "fixture.oci.tar"))

@@ -187,6 +187,16 @@ cluster-smoke: ## Check the running cluster: a hardened pod, Service DNS, a Netw
 	BROWSERFLEET_CLUSTER_KUBECONFIG=$(abspath $(CLUSTER_DIR))/kubeconfig KUBECTL=$(ENVTEST_ASSETS)/kubectl \
 		go test -count=1 -timeout=10m -v ./test/cluster/node/
 
+# `make test-cluster` (test/cluster/e2e, build tag cluster, so that `make
+# test` leaves it out) starts a new one-node cluster, runs the README's block
+# "On this machine, without a registry" (the chart with the images of `make
+# images`, built first when IMAGES_DIR lacks them), drives sessions, drills
+# and figures through the API Service, and always runs `make cluster-down`.
+# Needs root and no cluster up.
+.PHONY: test-cluster
+test-cluster: envtest ## Install the chart on a new one-node cluster as the README says; sessions, drills, figures; cluster-down after.
+	ENVTEST_ASSETS=$(ENVTEST_ASSETS) IMAGES_DIR=$(IMAGES_DIR) go test -tags cluster -count=1 -timeout=90m -v ./test/cluster/e2e/ -ginkgo.v
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

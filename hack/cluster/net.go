@@ -161,19 +161,25 @@ func unmountAll(c config) error {
 // clusterNetns lists the named network namespaces of the cluster: the
 // node's, and the pods' that containerd made (/run/netns/cni-<uuid>, next to
 // those of any other containerd on the machine), which the OCI specs of this
-// cluster's containers name.
+// cluster's containers name: the running tasks' bundles, and, while
+// containerd answers, its containers' records, which also name the sandboxes
+// whose task has exited (a pod terminating when the cluster stops); what
+// containerd named once is kept for the later calls of the same run, made
+// after containerd has stopped.
 func clusterNetns(c config) []string {
 	var names []string
 	if netnsInode(netnsPath(nodeNetns)) != 0 {
 		names = append(names, nodeNetns)
 	}
-	seen := map[string]bool{}
+	var specs [][]byte
 	bundles, _ := os.ReadDir(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io"))
 	for _, b := range bundles {
-		data, err := os.ReadFile(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io", b.Name(), "config.json"))
-		if err != nil {
-			continue
+		if data, err := os.ReadFile(filepath.Join(c.dir, "containerd/state/io.containerd.runtime.v2.task/k8s.io", b.Name(), "config.json")); err == nil {
+			specs = append(specs, data)
 		}
+	}
+	specs = append(specs, containerSpecs(c)...)
+	for _, data := range specs {
 		var spec struct {
 			Linux struct {
 				Namespaces []struct {
@@ -188,12 +194,38 @@ func clusterNetns(c config) []string {
 		for _, ns := range spec.Linux.Namespaces {
 			// A pod's netns (a sandbox's; its containers name the same).
 			dir, name := filepath.Dir(filepath.Clean(ns.Path)), filepath.Base(ns.Path)
-			if ns.Type != "network" || (dir != netnsDir && dir != "/var/run/netns") || !strings.HasPrefix(name, "cni-") || seen[name] {
-				continue
+			if ns.Type == "network" && (dir == netnsDir || dir == "/var/run/netns") && strings.HasPrefix(name, "cni-") {
+				namedNetns[name] = true
 			}
-			seen[name] = true
-			names = append(names, name)
 		}
 	}
+	for name := range namedNetns {
+		names = append(names, name)
+	}
 	return names
+}
+
+// namedNetns are the pods' network namespaces clusterNetns has seen named.
+var namedNetns = map[string]bool{}
+
+// containerSpecs are the OCI specs of the containers this cluster's
+// containerd records, none when it does not answer.
+func containerSpecs(c config) [][]byte {
+	sock := filepath.Join(c.dir, "containerd/containerd.sock")
+	if _, err := os.Stat(sock); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ctr", "--address", sock, "--timeout", "5s", "-n", "k8s.io", "containers", "ls", "-q").Output()
+	if err != nil {
+		return nil
+	}
+	var specs [][]byte
+	for _, id := range strings.Fields(string(out)) {
+		if spec, err := exec.CommandContext(ctx, "ctr", "--address", sock, "--timeout", "5s", "-n", "k8s.io", "containers", "info", "--spec", id).Output(); err == nil {
+			specs = append(specs, spec)
+		}
+	}
+	return specs
 }

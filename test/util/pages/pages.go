@@ -27,8 +27,11 @@ import (
 //go:embed *.html
 var files embed.FS
 
+// Handler serves the pages: form.html and list.html.
+func Handler() http.Handler { return http.FileServerFS(files) }
+
 // Serve serves the pages on 127.0.0.1 until the returned server is closed:
 // form.html and list.html.
 func Serve() *httptest.Server {
-	return httptest.NewServer(http.FileServerFS(files))
+	return httptest.NewServer(Handler())
 }

@@ -48,12 +48,21 @@ const notSupported = "not supported by this installation; ignored"
 // a setting leaves it when it gets its behaviour.
 func UnsupportedSettings(spec *BrowserSessionSpec) []UnsupportedSetting {
 	var out []UnsupportedSetting
+	// The model providers' SDKs are called with an API key (or the
+	// gateway); Vertex AI's credentials and options have no counterpart
+	// in them yet.
+	if spec.Model.Auth != nil {
+		out = append(out, UnsupportedSetting{Field: "model.auth", Detail: "not supported by this installation: the model is called with its API key"})
+	}
+	if spec.Model.ProviderOptions != nil {
+		out = append(out, UnsupportedSetting{Field: "model.providerOptions", Detail: "not supported by this installation: the model is called with its API key"})
+	}
 	add := func(field, detail string) {
 		out = append(out, UnsupportedSetting{Field: "cloudSessionCreateParams." + field, Detail: detail})
 	}
 	params := spec.CloudSessionCreateParams
 	if params == nil {
-		return nil
+		return out
 	}
 	if bs := params.BrowserSettings; bs != nil {
 		for _, o := range []struct {

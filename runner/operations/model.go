@@ -63,9 +63,8 @@ func newModels(def rpc.ModelConfig, dialer *egress.Dialer, gw *gateway.Endpoint,
 	if def.ModelName == "" {
 		return m
 	}
-	if def.Auth != nil || len(def.ProviderOptions) > 0 {
-		log.Warn("the session's model auth and providerOptions are not supported by this runner; the model is called with its API key", "model", def)
-	}
+	// A session's model auth and providerOptions are not used: its
+	// UnsupportedSetting report says so (v1alpha1.UnsupportedSettings).
 	m.defProvider, _, _ = llm.ParseModel(def.ModelName, def.Provider)
 	m.client, m.err = m.newClient(def)
 	if m.err != nil {

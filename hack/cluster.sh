@@ -8,6 +8,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/kube-build.sh
+source "$root/hack/kube-build.sh"
 k8s_version=${ENVTEST_K8S_VERSION:-1.37.1}
 out=${CLUSTER_BIN:-$root/bin/cluster}
 mkdir -p "$out"
@@ -21,15 +23,8 @@ router_version=$(required github.com/cloudnativelabs/kube-router/v2 "$root/hack/
 [[ -n "$coredns_version" && -n "$router_version" ]] ||
   { echo "hack/cluster/{coredns,kuberouter}/go.mod: no required version of CoreDNS or kube-router" >&2; exit 1; }
 
-minor=${k8s_version#*.}; minor=${minor%%.*}
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-ldflags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=v$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$now"
-done
+ldflags=$(kube_ldflags "$k8s_version")
 
-version_of() { "$@" 2>/dev/null || true; }
 timed() { local s=$SECONDS; "$@"; echo "cluster-build: $(( SECONDS - s ))s"; }
 
 current=true

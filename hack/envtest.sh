@@ -6,6 +6,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/kube-build.sh
+source "$root/hack/kube-build.sh"
 k8s_version=${ENVTEST_K8S_VERSION:-1.37.1}
 etcd_version=${ENVTEST_ETCD_VERSION:-3.6.16}
 assets=${ENVTEST_ASSETS:-$root/bin/k8s/$k8s_version-$(go env GOOS)-$(go env GOARCH)}
@@ -18,17 +20,7 @@ grep -qE "k8s.io/kubernetes v${k8s_version//./\\.}( |$)" "$root/hack/envtest/kub
 grep -qE "go.etcd.io/etcd/server/v3 v${etcd_version//./\\.}( |$)" "$root/hack/envtest/etcd/go.mod" ||
   { echo "hack/envtest/etcd/go.mod does not pin etcd v$etcd_version" >&2; exit 1; }
 
-
-minor=${k8s_version#*.}; minor=${minor%%.*}
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-ldflags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=v$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$now"
-done
-
-# Each binary's own report of its version; empty when it is missing.
-version_of() { "$@" 2>/dev/null || true; }
+ldflags=$(kube_ldflags "$k8s_version")
 
 if [[ "$(version_of "$assets/kube-apiserver" --version)" == "Kubernetes v$k8s_version" &&
       "$(version_of "$assets/kubectl" version --client)" == *"Client Version: v$k8s_version"* ]]; then
